@@ -1,0 +1,71 @@
+"""albert-tf: ALBERT (A Lite BERT) for TensorFlow 2 / Keras 3."""
+
+from setuptools import find_packages, setup
+
+# The stack is pinned exactly: tensorflow-text's minor version must match TensorFlow's,
+# and the python sentencepiece version must break Viterbi ties the way tf_text does
+# (0.2.2/0.2.3 differ from tf_text 2.21; 0.2.1 agrees). See README "Dependencies".
+INSTALL_REQUIRES = [
+    "tensorflow==2.21.0",
+    "tensorflow-text==2.21.1",
+    "keras==3.15.1",
+    "sentencepiece==0.2.1",
+    "absl-py==2.5.1",
+    "numpy>=2.0,<2.5",
+]
+
+EXTRAS = {
+    "test": [
+        "pytest>=8.0",
+        "hypothesis>=6.100",
+        "ruff>=0.6",
+        "scikit-learn>=1.5",
+        "scipy>=1.13",
+    ],
+    # Independent reference implementations, used only by tests and benchmarks.
+    # torch is pinned to the CPU build available as a local wheel on the project machines;
+    # an unpinned torch would pull a multi-GB CUDA build.
+    "parity": [
+        "torch==2.13.0",
+        "transformers==5.23.0",
+        "safetensors>=0.4",
+        "keras-hub==0.32.0",
+    ],
+    # Hugging Face weight export writes safetensors files.
+    "hf": ["safetensors>=0.4"],
+}
+
+setup(
+    name="albert-tf",
+    version="0.1.0",
+    description="ALBERT (A Lite BERT) for TensorFlow 2 / Keras 3: pretraining, checkpoints, fine-tuning, serving.",
+    long_description=open("README.md", encoding="utf-8").read(),
+    long_description_content_type="text/markdown",
+    license="Apache-2.0",
+    python_requires=">=3.10,<3.13",
+    packages=find_packages(include=["albert_tf", "albert_tf.*"]),
+    py_modules=[
+        "run_pretraining",
+        "run_classifier",
+        "run_squad",
+        "run_race",
+        "create_pretraining_data",
+        "export_savedmodel",
+    ],
+    include_package_data=True,
+    package_data={"albert_tf": ["configs/*.json"]},
+    install_requires=INSTALL_REQUIRES,
+    extras_require=EXTRAS,
+    entry_points={
+        "console_scripts": [
+            "albert-demo=albert_tf.demo:main",
+            "run_pretraining=run_pretraining:main",
+            "run_classifier=run_classifier:main",
+            "run_squad=run_squad:main",
+            "run_race=run_race:main",
+            "create_pretraining_data=create_pretraining_data:main",
+            "export_savedmodel=export_savedmodel:main",
+            "albert_convert_checkpoint=albert_tf.checkpoints.__main__:main",
+        ]
+    },
+)

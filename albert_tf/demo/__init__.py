@@ -1,0 +1,5 @@
+"""`make demo`: the main job on a built-in default, stage by stage.
+
+Each stage lives in its own module of this package and exposes ``run(workdir, args)``;
+``__main__`` runs them in order.
+"""

@@ -1,0 +1,95 @@
+"""Multi-head self-attention as ALBERT computes it (official scope ``attention_1``).
+
+* Q, K, V kernels are stored [H, N*D] (head n in columns n*D ... (n+1)*D-1) with biases [N*D],
+  the output projection [N*D, H] with bias [H]: the official checkpoint layouts, so a converter
+  needs no reshapes.
+* The three projections run as one matmul against the concatenated kernel (fewer, larger
+  matmuls are faster on CPU); the variables stay separate.
+* Scores are ``q.k / sqrt(D)`` plus an additive ``(1 - mask) * -10000`` on *keys only*; padded
+  query rows are still computed, as in the official code. Softmax runs in float32 under mixed
+  precision.
+"""
+
+from __future__ import annotations
+
+import math
+
+import keras
+from keras import ops
+
+from albert_tf.modeling.initializers import truncated_normal
+
+MASK_NEGATIVE = -10000.0
+
+
+def attention_bias_from_mask(input_mask, dtype="float32"):
+    """[B, S] 1/0 mask -> [B, 1, 1, S] additive bias (0 for real keys, -10000 for padding)."""
+    mask = ops.cast(input_mask, dtype)
+    return ((1.0 - mask) * MASK_NEGATIVE)[:, None, None, :]
+
+
+@keras.saving.register_keras_serializable(package="albert_tf")
+class AlbertAttention(keras.layers.Layer):
+    """Self-attention with separate Q/K/V/output variables and a fused QKV matmul."""
+
+    def __init__(
+        self,
+        hidden_size: int,
+        num_attention_heads: int,
+        attention_dropout_rate: float = 0.0,
+        initializer_range: float = 0.02,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        if hidden_size % num_attention_heads:
+            raise ValueError(f"hidden_size {hidden_size} is not a multiple of num_attention_heads {num_attention_heads}")
+        self.hidden_size = hidden_size
+        self.num_attention_heads = num_attention_heads
+        self.head_size = hidden_size // num_attention_heads
+        self.attention_dropout_rate = attention_dropout_rate
+        self.initializer_range = initializer_range
+        self.attention_dropout = keras.layers.Dropout(attention_dropout_rate, dtype=self.dtype_policy)
+
+    def build(self, input_shape):
+        h = self.hidden_size
+        in_dim = input_shape[-1]
+        init = truncated_normal(self.initializer_range)
+        for name in ("query", "key", "value"):
+            setattr(self, f"{name}_kernel", self.add_weight(name=f"{name}_kernel", shape=(in_dim, h), initializer=init))
+            setattr(self, f"{name}_bias", self.add_weight(name=f"{name}_bias", shape=(h,), initializer="zeros"))
+        self.output_kernel = self.add_weight(name="output_kernel", shape=(h, h), initializer=init)
+        self.output_bias = self.add_weight(name="output_bias", shape=(h,), initializer="zeros")
+        self.built = True
+
+    def call(self, x, attention_bias, training=None):
+        b = ops.shape(x)[0]
+        s = ops.shape(x)[1]
+        n, d = self.num_attention_heads, self.head_size
+        dtype = self.compute_dtype
+        kernel = ops.concatenate([self.query_kernel, self.key_kernel, self.value_kernel], axis=1)
+        bias = ops.concatenate([self.query_bias, self.key_bias, self.value_bias], axis=0)
+        qkv = ops.matmul(x, ops.cast(kernel, dtype)) + ops.cast(bias, dtype)  # [B, S, 3H]
+        qkv = ops.reshape(qkv, (b, s, 3, n, d))
+        qkv = ops.transpose(qkv, (2, 0, 3, 1, 4))  # [3, B, N, S, D]
+        q, k, v = qkv[0], qkv[1], qkv[2]
+        q = q * ops.cast(1.0 / math.sqrt(d), dtype)
+        scores = ops.matmul(q, ops.transpose(k, (0, 1, 3, 2)))  # [B, N, S, S]
+        scores = ops.cast(scores, "float32") + ops.cast(attention_bias, "float32")
+        probs = ops.softmax(scores, axis=-1)
+        probs = self.attention_dropout(ops.cast(probs, dtype), training=training)
+        context = ops.matmul(probs, v)  # [B, N, S, D]
+        context = ops.reshape(ops.transpose(context, (0, 2, 1, 3)), (b, s, n * d))
+        return ops.matmul(context, ops.cast(self.output_kernel, dtype)) + ops.cast(self.output_bias, dtype)
+
+    def compute_output_spec(self, x, attention_bias, training=None):
+        return keras.KerasTensor(tuple(x.shape[:-1]) + (self.hidden_size,), dtype=self.compute_dtype)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            hidden_size=self.hidden_size,
+            num_attention_heads=self.num_attention_heads,
+            attention_dropout_rate=self.attention_dropout_rate,
+            initializer_range=self.initializer_range,
+        )
+        return config

@@ -1,0 +1,213 @@
+"""AlbertEncoder: embeddings in E, projection E->H, L layer applications of shared blocks, pooler.
+
+Layer ``l`` uses group ``g = int(l / L * G)`` and applies that group's K inner blocks in
+sequence (official ``group_{g}/inner_group_{k}``), so the model holds G*K distinct blocks but
+computes L*K of them. Sharing is the same ``TransformerBlock`` object called again.
+
+``sharing`` selects the paper's Table 4 ablation:
+
+* ``all`` (default, ALBERT): whole blocks shared within a group.
+* ``attention``: only the attention sublayer (with its LayerNorm) is shared; every layer has
+  its own FFN.
+* ``ffn``: only the FFN sublayer (with ``LayerNorm_1``) is shared; every layer has its own
+  attention.
+* ``none``: nothing shared (each layer its own block; the same as G = L).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import keras
+
+from albert_tf.config import SHARING_MODES, AlbertConfig, ConfigError
+from albert_tf.modeling.attention import attention_bias_from_mask
+from albert_tf.modeling.embeddings import AlbertEmbeddings
+from albert_tf.modeling.initializers import truncated_normal
+from albert_tf.modeling.transformer import AttentionSublayer, FeedForwardSublayer, TransformerBlock
+
+INPUT_NAMES = ("input_ids", "input_mask", "segment_ids")
+
+
+def as_config(config: AlbertConfig | dict[str, Any]) -> AlbertConfig:
+    """Accept an AlbertConfig or its dict form (what ``get_config`` stores)."""
+    if isinstance(config, AlbertConfig):
+        return config
+    return AlbertConfig.from_dict(config)
+
+
+def encoder_inputs() -> dict[str, keras.KerasTensor]:
+    """The three int32 [batch, seq] inputs named as in the official TFRecords."""
+    return {name: keras.Input(shape=(None,), dtype="int32", name=name) for name in INPUT_NAMES}
+
+
+@keras.saving.register_keras_serializable(package="albert_tf")
+class AlbertEncoder(keras.Model):
+    """The ALBERT backbone as a functional Keras model.
+
+    Inputs: dict of int32 ``input_ids``, ``input_mask``, ``segment_ids`` [B, S].
+    Outputs: dict with ``sequence_output`` [B, S, H] and ``pooled_output`` [B, H]
+    (tanh dense on the [CLS] position); with ``output_all_layers=True`` also
+    ``encoder_outputs`` (list of the L*K block outputs) and ``embedding_output`` [B, S, E].
+    """
+
+    def __init__(
+        self,
+        config: AlbertConfig | dict[str, Any],
+        sharing: str = "all",
+        output_all_layers: bool = False,
+        name: str = "albert_encoder",
+        **kwargs,
+    ):
+        config = as_config(config)
+        if sharing not in SHARING_MODES:
+            raise ConfigError(f"sharing must be one of {', '.join(SHARING_MODES)}, got {sharing!r}")
+        dtype = kwargs.pop("dtype", None)
+        c = config
+        init = truncated_normal(c.initializer_range)
+
+        embeddings = AlbertEmbeddings(
+            c.vocab_size,
+            c.embedding_size,
+            max_position_embeddings=c.max_position_embeddings,
+            type_vocab_size=c.type_vocab_size,
+            initializer_range=c.initializer_range,
+            dropout_rate=c.hidden_dropout_prob,
+            name="embeddings",
+            dtype=dtype,
+        )
+        mapping = None
+        if c.embedding_size != c.hidden_size:
+            mapping = keras.layers.Dense(
+                c.hidden_size, kernel_initializer=init, name="embedding_hidden_mapping_in", dtype=dtype
+            )
+        blocks = self._make_blocks(c, sharing, dtype)
+        pooler = keras.layers.Dense(
+            c.hidden_size, activation="tanh", kernel_initializer=init, name="pooler_dense", dtype=dtype
+        )
+
+        inputs = encoder_inputs()
+        embedding_output = embeddings(inputs["input_ids"], inputs["segment_ids"])
+        x = mapping(embedding_output) if mapping is not None else embedding_output
+        attention_bias = attention_bias_from_mask(inputs["input_mask"])
+        all_layers = []
+        for layer_index in range(c.num_hidden_layers):
+            for block in blocks[layer_index]:
+                x = block(x, attention_bias)
+                all_layers.append(x)
+        pooled_output = pooler(x[:, 0, :])
+        outputs = {"sequence_output": x, "pooled_output": pooled_output}
+        if output_all_layers:
+            outputs["encoder_outputs"] = all_layers
+            outputs["embedding_output"] = embedding_output
+
+        super().__init__(inputs=inputs, outputs=outputs, name=name, dtype=dtype, **kwargs)
+        self.config = c
+        self.sharing = sharing
+        self.output_all_layers = output_all_layers
+        self.embeddings = embeddings
+        self.embedding_hidden_mapping_in = mapping
+        self.pooler = pooler
+        self.layer_blocks = blocks  # [L][K] block applied at (layer, inner index)
+
+    @staticmethod
+    def _make_blocks(c: AlbertConfig, sharing: str, dtype) -> list[list[TransformerBlock]]:
+        """The block object used at every (layer, inner) position, sharing as requested."""
+        def kwargs_for(name):
+            return dict(
+                hidden_size=c.hidden_size,
+                num_attention_heads=c.num_attention_heads,
+                intermediate_size=c.intermediate_size,
+                hidden_act=c.hidden_act,
+                dropout_rate=c.hidden_dropout_prob,
+                attention_dropout_rate=c.attention_probs_dropout_prob,
+                initializer_range=c.initializer_range,
+                name=name,
+                dtype=dtype,
+            )
+
+        L, K = c.num_hidden_layers, c.inner_group_num
+        per_layer: list[list[TransformerBlock]] = []
+        if sharing == "all":
+            shared = {}
+            for layer_index in range(L):
+                g = c.group_of_layer(layer_index)
+                row = []
+                for k in range(K):
+                    if (g, k) not in shared:
+                        shared[(g, k)] = TransformerBlock(**kwargs_for(f"transformer_group_{g}_inner_group_{k}"))
+                    row.append(shared[(g, k)])
+                per_layer.append(row)
+            return per_layer
+        if sharing == "none":
+            return [
+                [TransformerBlock(**kwargs_for(f"transformer_layer_{layer}_inner_group_{k}")) for k in range(K)]
+                for layer in range(L)
+            ]
+        # Partial sharing: one shared sublayer per (group, inner index), the other per layer.
+        shared_sub: dict[tuple[int, int], Any] = {}
+        for layer_index in range(L):
+            g = c.group_of_layer(layer_index)
+            row = []
+            for k in range(K):
+                if (g, k) not in shared_sub:
+                    if sharing == "attention":
+                        shared_sub[(g, k)] = AttentionSublayer(
+                            c.hidden_size,
+                            c.num_attention_heads,
+                            dropout_rate=c.hidden_dropout_prob,
+                            attention_dropout_rate=c.attention_probs_dropout_prob,
+                            initializer_range=c.initializer_range,
+                            name=f"shared_attention_group_{g}_inner_group_{k}",
+                            dtype=dtype,
+                        )
+                    else:
+                        shared_sub[(g, k)] = FeedForwardSublayer(
+                            c.hidden_size,
+                            c.intermediate_size,
+                            hidden_act=c.hidden_act,
+                            dropout_rate=c.hidden_dropout_prob,
+                            initializer_range=c.initializer_range,
+                            name=f"shared_ffn_group_{g}_inner_group_{k}",
+                            dtype=dtype,
+                        )
+                key = "attention" if sharing == "attention" else "ffn"
+                row.append(
+                    TransformerBlock(
+                        **kwargs_for(f"transformer_layer_{layer_index}_inner_group_{k}"), **{key: shared_sub[(g, k)]}
+                    )
+                )
+            per_layer.append(row)
+        return per_layer
+
+    @property
+    def word_embeddings(self):
+        """The [V, E] word-embedding layer (the MLM head is tied to its table)."""
+        return self.embeddings.word_embeddings
+
+    def unique_blocks(self) -> list[TransformerBlock]:
+        """Distinct block objects in application order (G*K for ``sharing='all'``)."""
+        seen, out = set(), []
+        for row in self.layer_blocks:
+            for block in row:
+                if id(block) not in seen:
+                    seen.add(id(block))
+                    out.append(block)
+        return out
+
+    def get_config(self):
+        return {
+            "config": self.config.to_dict(),
+            "sharing": self.sharing,
+            "output_all_layers": self.output_all_layers,
+            "name": self.name,
+            "trainable": self.trainable,
+            "dtype": keras.saving.serialize_keras_object(self.dtype_policy),
+        }
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        if isinstance(config.get("dtype"), dict):
+            config["dtype"] = keras.saving.deserialize_keras_object(config["dtype"])
+        return cls(**config)

@@ -1,0 +1,65 @@
+"""Pretraining losses and metrics exactly as the official ``run_pretraining.py`` (spec 3.3).
+
+* MLM: ``sum(w * nll) / (sum(w) + 1e-5)`` over the masked positions, ``w`` = masked_lm_weights.
+* SOP: mean softmax cross-entropy; label 0 = segments in order.
+* total = MLM + SOP, unweighted.
+"""
+
+from __future__ import annotations
+
+import tensorflow as tf
+
+MLM_EPSILON = 1e-5
+
+
+def _sop_labels(features):
+    return tf.reshape(tf.cast(features["next_sentence_labels"], tf.int32), [-1])
+
+
+def masked_lm_nll(outputs, features):
+    """Per-position negative log-likelihood [B, P] and weights [B, P]."""
+    logits = tf.cast(outputs["mlm_logits"], tf.float32)
+    ids = tf.cast(features["masked_lm_ids"], tf.int32)
+    weights = tf.cast(features["masked_lm_weights"], tf.float32)
+    nll = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=ids, logits=logits)
+    return nll, weights
+
+
+def pretraining_losses(outputs, features) -> dict[str, tf.Tensor]:
+    """``{"mlm_loss", "sop_loss", "total_loss"}`` for one (per-replica) batch."""
+    nll, weights = masked_lm_nll(outputs, features)
+    mlm_loss = tf.reduce_sum(weights * nll) / (tf.reduce_sum(weights) + MLM_EPSILON)
+    sop_nll = tf.nn.sparse_softmax_cross_entropy_with_logits(
+        labels=_sop_labels(features), logits=tf.cast(outputs["sop_logits"], tf.float32)
+    )
+    sop_loss = tf.reduce_mean(sop_nll)
+    return {"mlm_loss": mlm_loss, "sop_loss": sop_loss, "total_loss": mlm_loss + sop_loss}
+
+
+def pretraining_metrics(outputs, features) -> dict[str, tf.Tensor]:
+    """Accuracies of one batch plus the sums needed to aggregate them over many batches.
+
+    ``masked_lm_accuracy`` is weighted by ``masked_lm_weights`` (padding positions do not count),
+    as ``tf.metrics.accuracy(..., weights=masked_lm_weights)`` in the official ``metric_fn``.
+    """
+    nll, weights = masked_lm_nll(outputs, features)
+    ids = tf.cast(features["masked_lm_ids"], tf.int32)
+    predicted = tf.argmax(outputs["mlm_logits"], axis=-1, output_type=tf.int32)
+    mlm_correct = tf.reduce_sum(weights * tf.cast(tf.equal(predicted, ids), tf.float32))
+    mlm_weight = tf.reduce_sum(weights)
+    labels = _sop_labels(features)
+    sop_logits = tf.cast(outputs["sop_logits"], tf.float32)
+    sop_pred = tf.argmax(sop_logits, axis=-1, output_type=tf.int32)
+    sop_correct = tf.reduce_sum(tf.cast(tf.equal(sop_pred, labels), tf.float32))
+    sop_count = tf.cast(tf.size(labels), tf.float32)
+    sop_nll = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=sop_logits)
+    return {
+        "masked_lm_accuracy": mlm_correct / tf.maximum(mlm_weight, 1e-12),
+        "sentence_order_accuracy": sop_correct / tf.maximum(sop_count, 1.0),
+        "masked_lm_correct": mlm_correct,
+        "masked_lm_weight": mlm_weight,
+        "masked_lm_nll_sum": tf.reduce_sum(weights * nll),
+        "sentence_order_correct": sop_correct,
+        "sentence_order_count": sop_count,
+        "sentence_order_nll_sum": tf.reduce_sum(sop_nll),
+    }

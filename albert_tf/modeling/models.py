@@ -1,0 +1,75 @@
+"""Task models built on AlbertEncoder. ``AlbertPretrainer``: encoder + MLM + SOP heads."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import keras
+
+from albert_tf.config import AlbertConfig
+from albert_tf.modeling.encoder import AlbertEncoder, as_config, encoder_inputs
+from albert_tf.modeling.heads import MaskedLMHead, SentenceOrderHead
+
+
+@keras.saving.register_keras_serializable(package="albert_tf")
+class AlbertPretrainer(keras.Model):
+    """ALBERT with its pretraining heads (official ``run_pretraining.py`` model).
+
+    Inputs: ``input_ids``, ``input_mask``, ``segment_ids`` int32 [B, S] and
+    ``masked_lm_positions`` int32 [B, P].
+    Outputs: ``mlm_logits`` float32 [B, P, V], ``sop_logits`` float32 [B, 2],
+    ``sequence_output``, ``pooled_output``. Losses: ``albert_tf.modeling.losses``.
+    """
+
+    def __init__(
+        self,
+        config: AlbertConfig | dict[str, Any],
+        sharing: str = "all",
+        name: str = "albert_pretrainer",
+        **kwargs,
+    ):
+        config = as_config(config)
+        dtype = kwargs.pop("dtype", None)
+        encoder = AlbertEncoder(config, sharing=sharing, name="albert_encoder", dtype=dtype)
+        mlm_head = MaskedLMHead(
+            config.embedding_size,
+            config.vocab_size,
+            hidden_act=config.hidden_act,
+            initializer_range=config.initializer_range,
+            tied_embedding=encoder.word_embeddings,
+            name="predictions",
+            dtype=dtype,
+        )
+        sop_head = SentenceOrderHead(2, initializer_range=config.initializer_range, name="seq_relationship", dtype=dtype)
+
+        inputs = encoder_inputs()
+        inputs["masked_lm_positions"] = keras.Input(shape=(None,), dtype="int32", name="masked_lm_positions")
+        enc = encoder({k: inputs[k] for k in ("input_ids", "input_mask", "segment_ids")})
+        outputs = {
+            "mlm_logits": mlm_head(enc["sequence_output"], inputs["masked_lm_positions"]),
+            "sop_logits": sop_head(enc["pooled_output"]),
+            "sequence_output": enc["sequence_output"],
+            "pooled_output": enc["pooled_output"],
+        }
+        super().__init__(inputs=inputs, outputs=outputs, name=name, dtype=dtype, **kwargs)
+        self.config = config
+        self.sharing = sharing
+        self.encoder = encoder
+        self.mlm_head = mlm_head
+        self.sop_head = sop_head
+
+    def get_config(self):
+        return {
+            "config": self.config.to_dict(),
+            "sharing": self.sharing,
+            "name": self.name,
+            "trainable": self.trainable,
+            "dtype": keras.saving.serialize_keras_object(self.dtype_policy),
+        }
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        if isinstance(config.get("dtype"), dict):
+            config["dtype"] = keras.saving.deserialize_keras_object(config["dtype"])
+        return cls(**config)

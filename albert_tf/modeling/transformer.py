@@ -1,0 +1,210 @@
+"""The post-LN transformer block that ALBERT applies again and again.
+
+``a = LayerNorm(x + Dropout(Attention(x)))`` (official ``attention_1`` + ``LayerNorm``), then
+``out = LayerNorm_1(a + Dropout(W2 act(W1 a + b1) + b2))`` (official ``ffn_1/intermediate/dense``
+and ``ffn_1/intermediate/output/dense``).
+
+Cross-layer sharing is expressed by *calling the same object again*. For the paper's Table 4
+ablation (share only attention or only the FFN) a block can be built around an attention or FFN
+sublayer owned by another block.
+"""
+
+from __future__ import annotations
+
+import keras
+
+from albert_tf.modeling.activations import get_activation
+from albert_tf.modeling.attention import AlbertAttention
+from albert_tf.modeling.embeddings import LAYER_NORM_EPSILON
+from albert_tf.modeling.initializers import truncated_normal
+
+
+@keras.saving.register_keras_serializable(package="albert_tf")
+class AttentionSublayer(keras.layers.Layer):
+    """Self-attention, dropout, residual, post-LayerNorm."""
+
+    def __init__(
+        self,
+        hidden_size: int,
+        num_attention_heads: int,
+        dropout_rate: float = 0.0,
+        attention_dropout_rate: float = 0.0,
+        initializer_range: float = 0.02,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        self.hidden_size = hidden_size
+        self.num_attention_heads = num_attention_heads
+        self.dropout_rate = dropout_rate
+        self.attention_dropout_rate = attention_dropout_rate
+        self.initializer_range = initializer_range
+        self.attention = AlbertAttention(
+            hidden_size,
+            num_attention_heads,
+            attention_dropout_rate=attention_dropout_rate,
+            initializer_range=initializer_range,
+            name="attention_1",
+            dtype=self.dtype_policy,
+        )
+        self.dropout = keras.layers.Dropout(dropout_rate, dtype=self.dtype_policy)
+        self.layer_norm = keras.layers.LayerNormalization(
+            epsilon=LAYER_NORM_EPSILON, name="LayerNorm", dtype=self.dtype_policy
+        )
+
+    def build(self, x_shape, attention_bias_shape=None):
+        self.attention.build(x_shape)
+        self.layer_norm.build(x_shape)
+        self.built = True
+
+    def call(self, x, attention_bias, training=None):
+        a = self.dropout(self.attention(x, attention_bias, training=training), training=training)
+        return self.layer_norm(x + a)
+
+    def compute_output_spec(self, x, attention_bias, training=None):
+        return keras.KerasTensor(x.shape, dtype=self.compute_dtype)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            hidden_size=self.hidden_size,
+            num_attention_heads=self.num_attention_heads,
+            dropout_rate=self.dropout_rate,
+            attention_dropout_rate=self.attention_dropout_rate,
+            initializer_range=self.initializer_range,
+        )
+        return config
+
+
+@keras.saving.register_keras_serializable(package="albert_tf")
+class FeedForwardSublayer(keras.layers.Layer):
+    """Dense(I, act), Dense(H), dropout, residual, post-LayerNorm (official ``LayerNorm_1``)."""
+
+    def __init__(
+        self,
+        hidden_size: int,
+        intermediate_size: int,
+        hidden_act: str = "gelu",
+        dropout_rate: float = 0.0,
+        initializer_range: float = 0.02,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        self.hidden_size = hidden_size
+        self.intermediate_size = intermediate_size
+        self.hidden_act = hidden_act
+        self.dropout_rate = dropout_rate
+        self.initializer_range = initializer_range
+        init = truncated_normal(initializer_range)
+        self.intermediate = keras.layers.Dense(
+            intermediate_size,
+            activation=get_activation(hidden_act),
+            kernel_initializer=init,
+            name="intermediate_dense",
+            dtype=self.dtype_policy,
+        )
+        self.output_dense = keras.layers.Dense(
+            hidden_size, kernel_initializer=init, name="intermediate_output_dense", dtype=self.dtype_policy
+        )
+        self.dropout = keras.layers.Dropout(dropout_rate, dtype=self.dtype_policy)
+        self.layer_norm = keras.layers.LayerNormalization(
+            epsilon=LAYER_NORM_EPSILON, name="LayerNorm_1", dtype=self.dtype_policy
+        )
+
+    def build(self, x_shape):
+        self.intermediate.build(x_shape)
+        self.output_dense.build(tuple(x_shape[:-1]) + (self.intermediate_size,))
+        self.layer_norm.build(x_shape)
+        self.built = True
+
+    def call(self, x, training=None):
+        f = self.output_dense(self.intermediate(x))
+        return self.layer_norm(x + self.dropout(f, training=training))
+
+    def compute_output_spec(self, x, training=None):
+        return keras.KerasTensor(x.shape, dtype=self.compute_dtype)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            hidden_size=self.hidden_size,
+            intermediate_size=self.intermediate_size,
+            hidden_act=self.hidden_act,
+            dropout_rate=self.dropout_rate,
+            initializer_range=self.initializer_range,
+        )
+        return config
+
+
+@keras.saving.register_keras_serializable(package="albert_tf")
+class TransformerBlock(keras.layers.Layer):
+    """One ALBERT block (official ``group_g/inner_group_k``): attention sublayer then FFN sublayer.
+
+    ``attention`` / ``ffn`` may be sublayers owned by another block: that is how the
+    attention-only and FFN-only sharing ablations are built. Left as None, the block owns both.
+    """
+
+    def __init__(
+        self,
+        hidden_size: int,
+        num_attention_heads: int,
+        intermediate_size: int,
+        hidden_act: str = "gelu",
+        dropout_rate: float = 0.0,
+        attention_dropout_rate: float = 0.0,
+        initializer_range: float = 0.02,
+        attention: AttentionSublayer | None = None,
+        ffn: FeedForwardSublayer | None = None,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        self.hidden_size = hidden_size
+        self.num_attention_heads = num_attention_heads
+        self.intermediate_size = intermediate_size
+        self.hidden_act = hidden_act
+        self.dropout_rate = dropout_rate
+        self.attention_dropout_rate = attention_dropout_rate
+        self.initializer_range = initializer_range
+        self.attention_sublayer = attention or AttentionSublayer(
+            hidden_size,
+            num_attention_heads,
+            dropout_rate=dropout_rate,
+            attention_dropout_rate=attention_dropout_rate,
+            initializer_range=initializer_range,
+            name="attention",
+            dtype=self.dtype_policy,
+        )
+        self.ffn_sublayer = ffn or FeedForwardSublayer(
+            hidden_size,
+            intermediate_size,
+            hidden_act=hidden_act,
+            dropout_rate=dropout_rate,
+            initializer_range=initializer_range,
+            name="ffn_1",
+            dtype=self.dtype_policy,
+        )
+
+    def build(self, x_shape, attention_bias_shape=None):
+        if not self.attention_sublayer.built:
+            self.attention_sublayer.build(x_shape)
+        if not self.ffn_sublayer.built:
+            self.ffn_sublayer.build(x_shape)
+        self.built = True
+
+    def call(self, x, attention_bias, training=None):
+        return self.ffn_sublayer(self.attention_sublayer(x, attention_bias, training=training), training=training)
+
+    def compute_output_spec(self, x, attention_bias, training=None):
+        return keras.KerasTensor(x.shape, dtype=self.compute_dtype)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            hidden_size=self.hidden_size,
+            num_attention_heads=self.num_attention_heads,
+            intermediate_size=self.intermediate_size,
+            hidden_act=self.hidden_act,
+            dropout_rate=self.dropout_rate,
+            attention_dropout_rate=self.attention_dropout_rate,
+            initializer_range=self.initializer_range,
+        )
+        return config

@@ -71,9 +71,11 @@ class MaskedLMHead(keras.layers.Layer):
     def call(self, sequence_output, masked_lm_positions):
         x = gather_positions(sequence_output, masked_lm_positions)
         x = self.transform_layer_norm(self.transform_dense(x))
-        table = ops.cast(self._tied_embedding().embeddings, x.dtype)
-        logits = ops.matmul(x, ops.transpose(table)) + ops.cast(self.output_bias, x.dtype)
-        return ops.cast(logits, "float32")
+        # The decoder runs in float32 even under mixed precision: [B*P, E] x [E, V] is small
+        # next to the encoder, and float32 logits keep the softmax over V well-conditioned.
+        x = ops.cast(x, "float32")
+        table = ops.cast(self._tied_embedding().embeddings, "float32")
+        return ops.matmul(x, ops.transpose(table)) + ops.cast(self.output_bias, "float32")
 
     def compute_output_spec(self, sequence_output, masked_lm_positions):
         shape = tuple(masked_lm_positions.shape) + (self.vocab_size,)
@@ -109,9 +111,10 @@ class SentenceOrderHead(keras.layers.Layer):
         self.built = True
 
     def call(self, pooled_output):
-        w = ops.cast(self.output_weights, pooled_output.dtype)
-        logits = ops.matmul(pooled_output, ops.transpose(w)) + ops.cast(self.output_bias, pooled_output.dtype)
-        return ops.cast(logits, "float32")
+        # float32 logits (cheap: [B, H] x [H, 2]) whatever the compute dtype.
+        x = ops.cast(pooled_output, "float32")
+        w = ops.cast(self.output_weights, "float32")
+        return ops.matmul(x, ops.transpose(w)) + ops.cast(self.output_bias, "float32")
 
     def compute_output_spec(self, pooled_output):
         return keras.KerasTensor(tuple(pooled_output.shape[:-1]) + (self.num_classes,), dtype="float32")

@@ -1,0 +1,126 @@
+"""AlbertClassifier: the official ``run_classifier.py`` model (spec 4.1).
+
+``pooled_output -> dropout(classifier_dropout, training only) -> logits = x W + b``, with
+``num_labels = 1`` meaning regression (STS-B: the squeezed logit is the score, mean squared
+error). The head is a Keras ``Dense`` named ``output``; its kernel is stored [H, num_labels]
+while the official checkpoint holds ``output_weights`` [num_labels, H] (used with
+``transpose_b``) and ``output_bias`` [num_labels] at the top level of the graph, so
+:meth:`official_head_variables` maps them with a transpose.
+
+The official dropout keep-probability is hard-coded to 0.9; here it is ``classifier_dropout``
+(default 0.1, the official value). The head initialiser is the official
+``truncated_normal(stddev=0.02)`` (not the config's ``initializer_range``, as the official).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import keras
+from keras import ops
+
+from albert_tf.config import AlbertConfig
+from albert_tf.modeling.encoder import AlbertEncoder, as_config, encoder_inputs
+from albert_tf.modeling.initializers import truncated_normal
+
+HEAD_INITIALIZER_RANGE = 0.02  # classifier_utils.create_model: tf.truncated_normal_initializer(stddev=0.02)
+
+
+@keras.saving.register_keras_serializable(package="albert_tf")
+class AlbertClassifier(keras.Model):
+    """Sentence(-pair) classification or regression on ALBERT's pooled output.
+
+    Inputs: dict of int32 ``input_ids``, ``input_mask``, ``segment_ids`` [B, S].
+    Outputs: dict with ``logits`` float32 [B, num_labels] (``num_labels = 1``: regression score)
+    and ``pooled_output`` [B, H].
+    """
+
+    def __init__(
+        self,
+        config: AlbertConfig | dict[str, Any],
+        num_labels: int,
+        classifier_dropout: float = 0.1,
+        sharing: str = "all",
+        name: str = "albert_classifier",
+        **kwargs,
+    ):
+        config = as_config(config)
+        if int(num_labels) < 1:
+            raise ValueError(f"num_labels must be >= 1 (1 = regression), got {num_labels}")
+        if not 0.0 <= float(classifier_dropout) < 1.0:
+            raise ValueError(f"classifier_dropout must be in [0, 1), got {classifier_dropout}")
+        dtype = kwargs.pop("dtype", None)
+        encoder = AlbertEncoder(config, sharing=sharing, name="albert_encoder", dtype=dtype)
+        dropout = keras.layers.Dropout(classifier_dropout, name="classifier_dropout", dtype=dtype)
+        head = keras.layers.Dense(
+            int(num_labels),
+            kernel_initializer=truncated_normal(HEAD_INITIALIZER_RANGE),
+            bias_initializer="zeros",
+            name="output",
+            dtype=dtype,
+        )
+        inputs = encoder_inputs()
+        enc = encoder(inputs)
+        logits = head(dropout(enc["pooled_output"]))
+        # Losses and softmax in float32 under mixed precision.
+        logits = keras.layers.Activation("linear", dtype="float32", name="logits")(logits)
+        outputs = {"logits": logits, "pooled_output": enc["pooled_output"]}
+        super().__init__(inputs=inputs, outputs=outputs, name=name, dtype=dtype, **kwargs)
+        self.config = config
+        self.num_labels = int(num_labels)
+        self.classifier_dropout = float(classifier_dropout)
+        self.sharing = sharing
+        self.encoder = encoder
+        self.head = head
+
+    @property
+    def is_regression(self) -> bool:
+        return self.num_labels == 1
+
+    def official_head_variables(self) -> dict[str, Any]:
+        """Official names of the head: ``output_weights`` [num_labels, H] (our kernel transposed), ``output_bias``."""
+        from albert_tf.checkpoints.names import VariableRef
+
+        return {
+            "output_weights": VariableRef(self.head.kernel, "transpose"),
+            "output_bias": VariableRef(self.head.bias),
+        }
+
+    def get_config(self) -> dict[str, Any]:
+        return {
+            "config": self.config.to_dict(),
+            "num_labels": self.num_labels,
+            "classifier_dropout": self.classifier_dropout,
+            "sharing": self.sharing,
+            "name": self.name,
+            "trainable": self.trainable,
+            "dtype": keras.saving.serialize_keras_object(self.dtype_policy),
+        }
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any]) -> AlbertClassifier:
+        config = dict(config)
+        if isinstance(config.get("dtype"), dict):
+            config["dtype"] = keras.saving.deserialize_keras_object(config["dtype"])
+        return cls(**config)
+
+
+def classification_loss(logits, labels, num_labels: int):
+    """The official per-task loss, averaged over the batch.
+
+    Classification: softmax cross-entropy ``-sum(one_hot(label) * log_softmax(logits))``.
+    Regression (``num_labels == 1``): ``(logit - label)^2``.
+    """
+    logits = ops.cast(logits, "float32")
+    if num_labels == 1:
+        return ops.mean(ops.square(ops.squeeze(logits, axis=-1) - ops.cast(ops.reshape(labels, (-1,)), "float32")))
+    log_probs = ops.log_softmax(logits, axis=-1)
+    one_hot = ops.one_hot(ops.cast(ops.reshape(labels, (-1,)), "int32"), num_labels, dtype="float32")
+    return ops.mean(-ops.sum(one_hot * log_probs, axis=-1))
+
+
+def predictions_from_logits(logits, num_labels: int):
+    """Class ids (argmax) for classification, the squeezed score for regression."""
+    if num_labels == 1:
+        return ops.squeeze(ops.cast(logits, "float32"), axis=-1)
+    return ops.argmax(logits, axis=-1)

@@ -47,7 +47,8 @@ def test_official_json_round_trip_keeps_unknown_keys(tmp_path):
 
 def test_constructor_defaults_are_official_xxlarge():
     cfg = AlbertConfig(vocab_size=30000)
-    assert (cfg.embedding_size, cfg.hidden_size, cfg.num_attention_heads, cfg.intermediate_size) == (128, 4096, 64, 16384)
+    dims = (cfg.embedding_size, cfg.hidden_size, cfg.num_attention_heads, cfg.intermediate_size)
+    assert dims == (128, 4096, 64, 16384)
     assert cfg.hidden_act == "gelu" and cfg.hidden_dropout_prob == 0 and cfg.max_position_embeddings == 512
 
 

@@ -148,7 +148,8 @@ def np_albert(w, cfg, ids, mask, seg):
     x = x + w["bert/embeddings/position_embeddings"][:S][None]
     x = np_layer_norm(x, w["bert/embeddings/LayerNorm/gamma"], w["bert/embeddings/LayerNorm/beta"])
     if cfg.embedding_size != cfg.hidden_size:
-        x = x @ w["bert/encoder/embedding_hidden_mapping_in/kernel"] + w["bert/encoder/embedding_hidden_mapping_in/bias"]
+        mapping = "bert/encoder/embedding_hidden_mapping_in"
+        x = x @ w[mapping + "/kernel"] + w[mapping + "/bias"]
     N = cfg.num_attention_heads
     D = cfg.hidden_size // N
     bias = (1.0 - mask[:, None, None, :]) * -10000.0
@@ -157,7 +158,7 @@ def np_albert(w, cfg, ids, mask, seg):
         for k in range(cfg.inner_group_num):
             p = f"bert/encoder/transformer/group_{g}/inner_group_{k}/"
 
-            def heads(name):
+            def heads(name, x=x, p=p):
                 t = x @ w[p + f"attention_1/self/{name}/kernel"] + w[p + f"attention_1/self/{name}/bias"]
                 return t.reshape(t.shape[0], S, N, D).transpose(0, 2, 1, 3)
 
@@ -252,3 +253,13 @@ def test_mlm_head_is_tied_to_word_embeddings():
     table.assign(table.numpy() * 2.0)
     after = pre(feats)["mlm_logits"].numpy()
     assert not np.allclose(before, after)
+
+
+def test_table1_unshared_equivalent_is_measured_correctly():
+    """The demo's shortcut (1-layer model + (L-1) blocks) equals building BERT-base outright."""
+    from albert_tf.demo.table1 import measure
+
+    row = measure(AlbertConfig.from_preset("albert_base_v2"))
+    assert row["params"] == 11_683_584
+    assert row["unshared_equivalent_params"] == AlbertEncoder(AlbertConfig.from_preset("bert_base")).count_params()
+    assert 0.3 < row["embedding_share"] < 0.4  # 4.0M of 11.7M are embeddings in ALBERT-base

@@ -42,7 +42,9 @@ class AlbertAttention(keras.layers.Layer):
     ):
         super().__init__(**kwargs)
         if hidden_size % num_attention_heads:
-            raise ValueError(f"hidden_size {hidden_size} is not a multiple of num_attention_heads {num_attention_heads}")
+            raise ValueError(
+                f"hidden_size {hidden_size} is not a multiple of num_attention_heads {num_attention_heads}"
+            )
         self.hidden_size = hidden_size
         self.num_attention_heads = num_attention_heads
         self.head_size = hidden_size // num_attention_heads

@@ -40,7 +40,9 @@ class AlbertPretrainer(keras.Model):
             name="predictions",
             dtype=dtype,
         )
-        sop_head = SentenceOrderHead(2, initializer_range=config.initializer_range, name="seq_relationship", dtype=dtype)
+        sop_head = SentenceOrderHead(
+            2, initializer_range=config.initializer_range, name="seq_relationship", dtype=dtype
+        )
 
         inputs = encoder_inputs()
         inputs["masked_lm_positions"] = keras.Input(shape=(None,), dtype="int32", name="masked_lm_positions")

@@ -1,0 +1,196 @@
+"""Convert between official TF1 checkpoints, albert-tf (``.keras`` / TF2) and Hugging Face.
+
+Pipeline: read the input as ``{official name: array}`` (or, for albert-tf, the model it
+holds), check it against the ALBERT config before anything is built, load it into an
+albert-tf model (``AlbertPretrainer`` when the MLM and SOP heads are present, else
+``AlbertEncoder``) and print the load report, then write the output format from that model.
+Official fine-tuning heads (``output_weights``, ``cls/squad/*``, SQuAD v2) that the model
+does not hold are carried through unchanged to an official output, and to a Hugging Face
+output where transformers has the same head (the SQuAD v2 heads have none: refused unless
+``allow_partial``, then listed as not written).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from typing import Any
+
+import numpy as np
+
+from albert_tf.checkpoints import huggingface, native, official
+from albert_tf.checkpoints.report import (
+    CheckpointError,
+    LoadReport,
+    NotAlbertCheckpointError,
+    assign_official_arrays,
+    model_official_arrays,
+)
+
+FORMATS = ("official", "albert_tf", "huggingface")
+CONFIG_NAME = "albert_config.json"
+_PRETRAINING_HEADS = official.HEAD_NAMES["pretraining"]
+_CARRIED_HEADS = {n for head in ("classifier", "squad_v1", "squad_v2") for n in official.HEAD_NAMES[head]}
+
+
+@dataclasses.dataclass
+class ConversionResult:
+    report: LoadReport
+    outputs: list[str]
+    carried: list[str]
+    dropped: list[str] = dataclasses.field(default_factory=list)
+
+
+def find_config(input_path: str, input_format: str, albert_config_file: str | None) -> Any:
+    """The ALBERT config: the given file, else ``albert_config.json`` beside the checkpoint.
+
+    A Hugging Face input without ``--albert_config_file`` uses its ``config.json``. Returns
+    None for a ``.keras`` input (the file holds its config).
+    """
+    from albert_tf.config import AlbertConfig
+
+    if albert_config_file:
+        return AlbertConfig.from_json_file(albert_config_file)
+    path = os.fspath(input_path)
+    folder = path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path))
+    beside = os.path.join(folder, CONFIG_NAME)
+    if os.path.exists(beside):
+        return AlbertConfig.from_json_file(beside)
+    if input_format == "huggingface":
+        return huggingface.albert_config_from_huggingface(huggingface.read_huggingface_config(path))
+    if input_format == "albert_tf" and path.endswith(".keras"):
+        return None
+    raise CheckpointError(
+        f"{path}: no --albert_config_file given and no {CONFIG_NAME} beside the checkpoint (looked in {folder})"
+    )
+
+
+def _model_for(arrays: dict[str, np.ndarray], config: Any) -> Any:
+    from albert_tf.modeling import AlbertEncoder, AlbertPretrainer
+
+    if all(name in arrays for name in _PRETRAINING_HEADS):
+        return AlbertPretrainer(config)
+    return AlbertEncoder(config)
+
+
+def _check_input_exists(path: str, input_format: str) -> None:
+    if input_format == "huggingface":
+        if not os.path.isdir(path):
+            raise CheckpointError(f"{path}: Hugging Face input must be a directory with config.json")
+        return
+    if path.endswith((".keras", ".weights.h5")) or os.path.isdir(path):
+        if not os.path.exists(path):
+            raise CheckpointError(f"{path}: file not found")
+        return
+    official.resolve_checkpoint_path(path)
+
+
+def read_input(path: str, input_format: str, config: Any) -> tuple[Any, LoadReport, dict[str, np.ndarray]]:
+    """``(model, report, carried head arrays)`` for an input checkpoint; refuses bad inputs early."""
+    if input_format not in FORMATS:
+        raise CheckpointError(f"--input_format {input_format!r} is not one of {', '.join(FORMATS)}")
+    _check_input_exists(path, input_format)
+    if input_format == "albert_tf":
+        model = native.read_native(path, config)
+        if config is not None and getattr(model, "config", None) is not None:
+            huggingface.check_configs_agree(config, model.config, path)
+        arrays = model_official_arrays(model)
+        return model, LoadReport(source=path, loaded=sorted(arrays)), {}
+    if input_format == "official":
+        arrays, ignored, source = official.read_official_checkpoint(path)
+    else:
+        state, hf_config = huggingface.read_huggingface_dir(path)
+        huggingface.check_configs_agree(config, huggingface.albert_config_from_huggingface(hf_config), path)
+        arrays, ignored, unknown = huggingface.huggingface_to_official_arrays(state, source=path)
+        source = path
+    official.check_config_matches({n: a.shape for n, a in arrays.items()}, config, source=source)
+    model = _model_for(arrays, config)
+    report = assign_official_arrays(model, arrays, source=source, ignored=ignored)
+    if input_format == "huggingface":
+        report.unused.extend(unknown)
+    carried = {n: arrays[n] for n in report.unused if n in _CARRIED_HEADS}
+    return model, report, carried
+
+
+def write_output(
+    model: Any,
+    carried: dict[str, np.ndarray],
+    path: str,
+    output_format: str,
+    config: Any,
+    global_step: int = 0,
+    module_prefix: bool = False,
+) -> list[str]:
+    """Write ``model`` (plus carried heads) as ``output_format``; returns the files/prefix written."""
+    config = config if config is not None else model.config
+    layout_config = official.effective_config(model, config)  # sharing='none' is stored as G = L
+    if output_format == "official":
+        arrays = model_official_arrays(model)
+        arrays.update(carried)
+        prefix = official.write_official_arrays(arrays, path, global_step, module_prefix=module_prefix)
+        config_path = os.path.join(os.path.dirname(prefix), CONFIG_NAME)
+        layout_config.to_json_file(config_path)
+        return [prefix, config_path]
+    if output_format == "huggingface":
+        arrays = model_official_arrays(model)
+        arrays.update({n: v for n, v in carried.items() if huggingface.official_to_huggingface_name(n)})
+        return huggingface.save_huggingface_arrays(arrays, layout_config, path)
+    if output_format == "albert_tf":
+        written = native.save_native(model, path)
+        folder = os.path.dirname(os.path.abspath(written))
+        config_path = os.path.join(folder, CONFIG_NAME)
+        config.to_json_file(config_path)
+        return [written, config_path]
+    raise CheckpointError(f"--output_format {output_format!r} is not one of {', '.join(FORMATS)}")
+
+
+def convert(
+    input_path: str,
+    input_format: str,
+    output_path: str,
+    output_format: str,
+    albert_config_file: str | None = None,
+    *,
+    allow_partial: bool = False,
+    global_step: int = 0,
+    module_prefix: bool = False,
+    log=print,
+) -> ConversionResult:
+    """Convert one checkpoint; prints the load report through ``log``.
+
+    Refuses (``CheckpointError`` with a one-line message) missing inputs, non-ALBERT
+    checkpoints, config mismatches and, unless ``allow_partial``, loads that left model
+    variables missing or mis-shaped (the report is printed before refusing).
+    """
+    for flag, value in (("--input_format", input_format), ("--output_format", output_format)):
+        if value not in FORMATS:
+            raise CheckpointError(f"{flag} {value!r} is not one of {', '.join(FORMATS)}")
+    _check_input_exists(input_path, input_format)
+    config = find_config(input_path, input_format, albert_config_file)
+    model, report, carried = read_input(input_path, input_format, config)
+    log(report.summary())
+    if carried:
+        log(f"  carried through unchanged (task heads): {', '.join(sorted(carried))}")
+    report.raise_if_empty()
+    if not allow_partial and (report.missing or report.shape_mismatches):
+        what = report.shape_mismatches[0][0] if report.shape_mismatches else report.missing[0]
+        raise CheckpointError(
+            f"{report.source}: partial load ({len(report.missing)} missing, {len(report.shape_mismatches)} "
+            f"shape mismatches, first {what}); pass --allow_partial to write it anyway"
+        )
+    dropped = []
+    if output_format == "huggingface":
+        dropped = sorted(n for n in carried if huggingface.official_to_huggingface_name(n) is None)
+    if dropped and not allow_partial:
+        raise CheckpointError(
+            f"{report.source}: {len(dropped)} task-head variable(s) have no Hugging Face equivalent "
+            f"(first {dropped[0]}); pass --allow_partial to write the rest"
+        )
+    outputs = write_output(model, carried, output_path, output_format, config, global_step, module_prefix)
+    if dropped:
+        log(f"  not written (no Hugging Face equivalent): {', '.join(dropped)}")
+    log(f"wrote {output_format}: {', '.join(outputs)}")
+    return ConversionResult(report=report, outputs=outputs, carried=sorted(carried), dropped=dropped)
+
+
+__all__ = ["FORMATS", "ConversionResult", "NotAlbertCheckpointError", "convert", "find_config", "read_input"]

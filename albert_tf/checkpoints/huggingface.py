@@ -1,0 +1,433 @@
+"""Hugging Face ``transformers`` ALBERT weights in and out, through the official TF1 names.
+
+Every HF parameter name is mapped to the official TF1 name of spec 1.4 by an explicit table
+(not a chain of string replaces), with a flag saying whether the array is transposed: torch
+``nn.Linear.weight`` is stored [out, in], TF kernels [in, out]; the official ``output_weights``
+heads are already [out, in] and map to HF ``*.weight`` untransposed. Loading then goes through
+:func:`albert_tf.checkpoints.report.assign_official_arrays`, so HF and official checkpoints
+share one path into the model.
+
+Export writes ``model.safetensors`` + ``config.json`` that
+``transformers.AlbertForPreTraining.from_pretrained(dir)`` (or ``AlbertModel``) loads with
+no missing or unexpected keys. The tied MLM decoder (``predictions.decoder.weight`` = word
+embeddings, ``predictions.decoder.bias`` = ``predictions.bias``) is not written, as HF does.
+``hidden_act``: the official ``gelu`` is the tanh approximation, which HF calls ``gelu_new``;
+HF's ``gelu`` is the exact erf form, our opt-in ``gelu_exact``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from albert_tf.checkpoints.report import (
+    CheckpointError,
+    ConfigMismatchError,
+    LoadReport,
+    NotAlbertCheckpointError,
+    assign_official_arrays,
+    model_official_arrays,
+)
+
+HF_PREFIX = "albert."
+
+# Official name -> (HF name without the "albert." prefix for backbone names, transposed?).
+_BACKBONE = {
+    "bert/embeddings/word_embeddings": ("embeddings.word_embeddings.weight", False),
+    "bert/embeddings/token_type_embeddings": ("embeddings.token_type_embeddings.weight", False),
+    "bert/embeddings/position_embeddings": ("embeddings.position_embeddings.weight", False),
+    "bert/embeddings/LayerNorm/gamma": ("embeddings.LayerNorm.weight", False),
+    "bert/embeddings/LayerNorm/beta": ("embeddings.LayerNorm.bias", False),
+    "bert/encoder/embedding_hidden_mapping_in/kernel": ("encoder.embedding_hidden_mapping_in.weight", True),
+    "bert/encoder/embedding_hidden_mapping_in/bias": ("encoder.embedding_hidden_mapping_in.bias", False),
+    "bert/pooler/dense/kernel": ("pooler.weight", True),
+    "bert/pooler/dense/bias": ("pooler.bias", False),
+}
+
+# Suffix under group_{g}/inner_group_{k} -> suffix under albert_layer_groups.{g}.albert_layers.{k}.
+_BLOCK = {
+    "attention_1/self/query/kernel": ("attention.query.weight", True),
+    "attention_1/self/query/bias": ("attention.query.bias", False),
+    "attention_1/self/key/kernel": ("attention.key.weight", True),
+    "attention_1/self/key/bias": ("attention.key.bias", False),
+    "attention_1/self/value/kernel": ("attention.value.weight", True),
+    "attention_1/self/value/bias": ("attention.value.bias", False),
+    "attention_1/output/dense/kernel": ("attention.dense.weight", True),
+    "attention_1/output/dense/bias": ("attention.dense.bias", False),
+    "LayerNorm/gamma": ("attention.LayerNorm.weight", False),
+    "LayerNorm/beta": ("attention.LayerNorm.bias", False),
+    "ffn_1/intermediate/dense/kernel": ("ffn.weight", True),
+    "ffn_1/intermediate/dense/bias": ("ffn.bias", False),
+    "ffn_1/intermediate/output/dense/kernel": ("ffn_output.weight", True),
+    "ffn_1/intermediate/output/dense/bias": ("ffn_output.bias", False),
+    "LayerNorm_1/gamma": ("full_layer_layer_norm.weight", False),
+    "LayerNorm_1/beta": ("full_layer_layer_norm.bias", False),
+}
+
+# Heads (HF names are top level, outside "albert.").
+_HEADS = {
+    "cls/predictions/transform/dense/kernel": ("predictions.dense.weight", True),
+    "cls/predictions/transform/dense/bias": ("predictions.dense.bias", False),
+    "cls/predictions/transform/LayerNorm/gamma": ("predictions.LayerNorm.weight", False),
+    "cls/predictions/transform/LayerNorm/beta": ("predictions.LayerNorm.bias", False),
+    "cls/predictions/output_bias": ("predictions.bias", False),
+    "cls/seq_relationship/output_weights": ("sop_classifier.classifier.weight", False),
+    "cls/seq_relationship/output_bias": ("sop_classifier.classifier.bias", False),
+    # run_classifier.py / run_race.py <-> AlbertForSequenceClassification / AlbertForMultipleChoice
+    "output_weights": ("classifier.weight", False),
+    "output_bias": ("classifier.bias", False),
+    # run_squad_v1.py <-> AlbertForQuestionAnswering (start = row 0, end = row 1 in both)
+    "cls/squad/output_weights": ("qa_outputs.weight", False),
+    "cls/squad/output_bias": ("qa_outputs.bias", False),
+}
+
+# HF names that carry no information of their own: tied copies and non-persistent buffers.
+_TIED_ALIASES = {
+    "predictions.decoder.weight": "bert/embeddings/word_embeddings",
+    "predictions.decoder.bias": "cls/predictions/output_bias",
+}
+_BUFFERS = ("embeddings.position_ids", "embeddings.token_type_ids")
+
+_BLOCK_RE = re.compile(r"^bert/encoder/transformer/group_(\d+)/inner_group_(\d+)/(.+)$")
+_HF_BLOCK_RE = re.compile(r"^encoder\.albert_layer_groups\.(\d+)\.albert_layers\.(\d+)\.(.+)$")
+_HF_BACKBONE = {hf: (off, t) for off, (hf, t) in _BACKBONE.items()}
+_HF_BLOCK = {hf: (off, t) for off, (hf, t) in _BLOCK.items()}
+_HF_HEADS = {hf: (off, t) for off, (hf, t) in _HEADS.items()}
+
+
+def official_to_huggingface_name(name: str) -> tuple[str, bool] | None:
+    """``(HF parameter name, transposed?)`` for an official TF1 name, or None if HF has none."""
+    if name in _BACKBONE:
+        hf, t = _BACKBONE[name]
+        return HF_PREFIX + hf, t
+    m = _BLOCK_RE.match(name)
+    if m and m.group(3) in _BLOCK:
+        hf, t = _BLOCK[m.group(3)]
+        return f"{HF_PREFIX}encoder.albert_layer_groups.{m.group(1)}.albert_layers.{m.group(2)}.{hf}", t
+    if name in _HEADS:
+        return _HEADS[name]
+    return None
+
+
+def huggingface_to_official_name(hf_name: str) -> tuple[str, bool] | None:
+    """``(official TF1 name, transposed?)`` for an HF ALBERT parameter (``albert.`` optional)."""
+    if hf_name in _HF_HEADS:
+        return _HF_HEADS[hf_name]
+    name = hf_name[len(HF_PREFIX) :] if hf_name.startswith(HF_PREFIX) else hf_name
+    if name in _HF_BACKBONE:
+        return _HF_BACKBONE[name]
+    m = _HF_BLOCK_RE.match(name)
+    if m and m.group(3) in _HF_BLOCK:
+        off, t = _HF_BLOCK[m.group(3)]
+        return f"bert/encoder/transformer/group_{m.group(1)}/inner_group_{m.group(2)}/{off}", t
+    return None
+
+
+def _to_numpy(value: Any) -> np.ndarray:
+    """A float32 (or integer) numpy array from a numpy array or a torch tensor, without importing torch."""
+    if hasattr(value, "detach"):  # torch.Tensor
+        value = value.detach().cpu()
+        if value.is_floating_point():
+            value = value.float()
+        value = value.numpy()
+    value = np.asarray(value)
+    return value.astype(np.float32) if value.dtype.kind == "f" else value
+
+
+def huggingface_to_official_arrays(
+    state_dict: Mapping[str, Any], source: str = "state dict"
+) -> tuple[dict[str, np.ndarray], list[str], list[str]]:
+    """Rename an HF ALBERT state dict to official names and layouts.
+
+    Returns ``(arrays, ignored, unknown)``: ``ignored`` are buffers and tied copies that
+    equal what they are tied to; ``unknown`` are HF names with no official counterpart
+    (kept so the report lists them as unused). A tied copy that differs from its source is
+    reported as unknown rather than silently dropped.
+    """
+    names = list(state_dict)
+    if names and not any(huggingface_to_official_name(n) for n in names):
+        raise NotAlbertCheckpointError(
+            f"{source}: no ALBERT parameter names (expected e.g. 'albert.embeddings.word_embeddings.weight'); "
+            f"first name {names[0]!r}"
+        )
+    arrays: dict[str, np.ndarray] = {}
+    ignored: list[str] = []
+    aliases: dict[str, np.ndarray] = {}
+    unknown: list[str] = []
+    for hf_name in names:
+        bare = hf_name[len(HF_PREFIX) :] if hf_name.startswith(HF_PREFIX) else hf_name
+        if bare in _BUFFERS:
+            ignored.append(hf_name)
+            continue
+        if hf_name in _TIED_ALIASES:
+            aliases[hf_name] = _to_numpy(state_dict[hf_name])
+            continue
+        mapped = huggingface_to_official_name(hf_name)
+        if mapped is None:
+            unknown.append(hf_name)
+            continue
+        official, transposed = mapped
+        value = _to_numpy(state_dict[hf_name])
+        arrays[official] = np.ascontiguousarray(value.T) if transposed else value
+    for hf_name, value in aliases.items():
+        target = _TIED_ALIASES[hf_name]
+        if target not in arrays:
+            arrays[target] = value  # e.g. an untied export that kept only the decoder copy
+            continue
+        if arrays[target].shape == value.shape and np.array_equal(arrays[target], value):
+            ignored.append(hf_name)
+        else:
+            unknown.append(hf_name)
+    return arrays, ignored, unknown
+
+
+def official_to_huggingface_arrays(arrays: Mapping[str, np.ndarray], config: Any) -> dict[str, np.ndarray]:
+    """Official-name arrays -> an HF state dict (numpy). Raises on names HF cannot hold.
+
+    When E == H the official model has no ``embedding_hidden_mapping_in`` but HF always
+    applies one, so an identity kernel and zero bias are written (exactly equivalent).
+    """
+    out: dict[str, np.ndarray] = {}
+    for name, value in arrays.items():
+        mapped = official_to_huggingface_name(name)
+        if mapped is None:
+            raise CheckpointError(f"variable {name!r} has no Hugging Face ALBERT counterpart")
+        hf, transposed = mapped
+        value = np.asarray(value, dtype=np.float32)
+        out[hf] = np.ascontiguousarray(value.T) if transposed else np.ascontiguousarray(value)
+    mapping_w = HF_PREFIX + "encoder.embedding_hidden_mapping_in.weight"
+    if mapping_w not in out and config.embedding_size == config.hidden_size:
+        out[mapping_w] = np.eye(config.hidden_size, dtype=np.float32)
+        out[HF_PREFIX + "encoder.embedding_hidden_mapping_in.bias"] = np.zeros(config.hidden_size, np.float32)
+    return out
+
+
+# ---------------------------------------------------------------------------- configs
+
+_ACT_FROM_HF = {"gelu_new": "gelu", "gelu_pytorch_tanh": "gelu", "gelu": "gelu_exact", "relu": "relu", "tanh": "tanh"}
+_ACT_TO_HF = {"gelu": "gelu_new", "gelu_new": "gelu_new", "gelu_exact": "gelu", "relu": "relu", "tanh": "tanh"}
+_SHARED_KEYS = (
+    "vocab_size",
+    "embedding_size",
+    "hidden_size",
+    "num_hidden_layers",
+    "num_hidden_groups",
+    "num_attention_heads",
+    "intermediate_size",
+    "inner_group_num",
+    "hidden_dropout_prob",
+    "attention_probs_dropout_prob",
+    "max_position_embeddings",
+    "type_vocab_size",
+    "initializer_range",
+)
+
+
+def albert_config_from_huggingface(hf_config: Mapping[str, Any]) -> Any:
+    """An :class:`AlbertConfig` from a transformers ``AlbertConfig`` dict (``config.json``).
+
+    ``gelu_new`` (tanh approximation) becomes the official ``gelu``; HF's exact ``gelu``
+    becomes ``gelu_exact``. A ``layer_norm_eps`` other than 1e-12 or a non-absolute position
+    embedding cannot be reproduced and raises.
+    """
+    from albert_tf.config import AlbertConfig, ConfigError
+
+    data = dict(hf_config)
+    model_type = data.get("model_type", "albert")
+    if model_type != "albert":
+        raise ConfigError(f"Hugging Face config: model_type {model_type!r} is not 'albert'")
+    eps = float(data.get("layer_norm_eps", 1e-12))
+    if abs(eps - 1e-12) > 1e-15:
+        raise ConfigError(f"Hugging Face config: layer_norm_eps {eps} is not ALBERT's 1e-12 (not supported)")
+    pos = data.get("position_embedding_type", "absolute")
+    if pos != "absolute":
+        raise ConfigError(f"Hugging Face config: position_embedding_type {pos!r} is not supported (absolute only)")
+    act = data.get("hidden_act", "gelu_new")
+    if act not in _ACT_FROM_HF:
+        raise ConfigError(f"Hugging Face config: hidden_act {act!r} is not supported")
+    values = {k: data[k] for k in _SHARED_KEYS if k in data}
+    values["hidden_act"] = _ACT_FROM_HF[act]
+    return AlbertConfig.from_dict(values, source="Hugging Face config")
+
+
+def huggingface_config_from_albert(config: Any, architecture: str = "AlbertForPreTraining") -> dict[str, Any]:
+    """A transformers ``config.json`` dict for ``config`` (``hidden_act`` gelu -> gelu_new)."""
+    act = config.hidden_act or "linear"
+    out = {k: getattr(config, k) for k in _SHARED_KEYS}
+    out.update(
+        {
+            "architectures": [architecture],
+            "model_type": "albert",
+            "hidden_act": _ACT_TO_HF.get(act, act),
+            "layer_norm_eps": 1e-12,
+            "position_embedding_type": "absolute",
+            "tie_word_embeddings": True,
+        }
+    )
+    return out
+
+
+def check_configs_agree(expected: Any, found: Any, source: str) -> None:
+    """Raise :class:`ConfigMismatchError` naming the first architecture keys that differ."""
+    keys = _SHARED_KEYS[:8] + ("max_position_embeddings", "type_vocab_size", "hidden_act")
+    diffs = [
+        f"{k} {getattr(found, k)!r} in the checkpoint vs {getattr(expected, k)!r} in the config"
+        for k in keys
+        if getattr(found, k) != getattr(expected, k)
+    ]
+    if diffs:
+        raise ConfigMismatchError(f"{source}: checkpoint and config disagree: " + "; ".join(diffs))
+
+
+# ---------------------------------------------------------------------------- model in / out
+
+
+def load_huggingface_state_dict(
+    model: Any,
+    state_dict: Mapping[str, Any],
+    hf_config: Mapping[str, Any] | None = None,
+    *,
+    source: str = "Hugging Face state dict",
+) -> LoadReport:
+    """Load a transformers ``AlbertForPreTraining`` / ``AlbertModel`` (or task model) state dict.
+
+    Values may be numpy arrays or torch tensors; the ``albert.`` prefix is optional. When
+    ``hf_config`` is given and the model exposes ``.config``, the two must describe the same
+    architecture.
+    """
+    from albert_tf.checkpoints.official import effective_config
+
+    config = effective_config(model)
+    if hf_config is not None and config is not None:
+        check_configs_agree(config, albert_config_from_huggingface(hf_config), source)
+    arrays, ignored, unknown = huggingface_to_official_arrays(state_dict, source=source)
+    report = assign_official_arrays(model, arrays, source=source, ignored=ignored)
+    report.unused.extend(unknown)
+    return report
+
+
+def read_huggingface_config(path: str) -> dict[str, Any]:
+    """The ``config.json`` dict of an HF model directory; one-line errors for a bad directory or JSON."""
+    if not os.path.isdir(path):
+        raise CheckpointError(f"{path}: not a directory (a Hugging Face model is a directory with config.json)")
+    config_path = os.path.join(path, "config.json")
+    if not os.path.exists(config_path):
+        raise CheckpointError(f"{path}: no config.json in the Hugging Face model directory")
+    with open(config_path, encoding="utf-8") as f:
+        try:
+            return json.load(f)
+        except json.JSONDecodeError as e:
+            raise CheckpointError(f"{config_path}: line {e.lineno}: not valid JSON ({e.msg})") from None
+
+
+def read_huggingface_dir(path: str) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """``(state dict as numpy, config dict)`` from an HF model directory.
+
+    Reads ``model.safetensors`` (or the sharded ``model.safetensors.index.json``), else
+    ``pytorch_model.bin`` through ``torch.load(weights_only=True)`` (no arbitrary unpickling).
+    """
+    path = os.fspath(path)
+    hf_config = read_huggingface_config(path)
+    single = os.path.join(path, "model.safetensors")
+    index = os.path.join(path, "model.safetensors.index.json")
+    binary = os.path.join(path, "pytorch_model.bin")
+    if os.path.exists(single) or os.path.exists(index):
+        files = [single]
+        if not os.path.exists(single):
+            with open(index, encoding="utf-8") as f:
+                files = [os.path.join(path, n) for n in sorted(set(json.load(f)["weight_map"].values()))]
+        state: dict[str, Any] = {}
+        for file in files:
+            state.update(_load_safetensors(file))
+        return state, hf_config
+    if os.path.exists(binary):
+        try:
+            import torch
+        except ImportError:
+            raise CheckpointError(f"{binary}: reading pytorch_model.bin needs torch (pip install torch)") from None
+        return dict(torch.load(binary, map_location="cpu", weights_only=True)), hf_config
+    raise CheckpointError(f"{path}: no model.safetensors or pytorch_model.bin in the Hugging Face model directory")
+
+
+def _load_safetensors(file: str) -> dict[str, Any]:
+    """numpy arrays; bfloat16/float16 files (numpy has no bfloat16) go through torch and become float32."""
+    from safetensors import safe_open
+
+    with safe_open(file, framework="numpy") as f:
+        try:
+            return {k: f.get_tensor(k) for k in f.keys()}  # noqa: SIM118 - safe_open has keys(), not iteration
+        except (TypeError, ValueError):
+            pass
+    try:
+        from safetensors.torch import load_file
+    except ImportError:
+        raise CheckpointError(f"{file}: holds bfloat16 tensors; reading them needs torch (pip install torch)") from None
+    return {k: _to_numpy(v) for k, v in load_file(file).items()}
+
+
+def load_huggingface(model: Any, path: str) -> LoadReport:
+    """Load an HF model directory (``config.json`` + weights) into ``model``."""
+    state, hf_config = read_huggingface_dir(path)
+    return load_huggingface_state_dict(model, state, hf_config, source=os.fspath(path))
+
+
+def model_to_huggingface_state_dict(model: Any, config: Any | None = None) -> dict[str, np.ndarray]:
+    """Our model's weights as a transformers ALBERT state dict (numpy, float32)."""
+    from albert_tf.checkpoints.official import effective_config
+
+    return official_to_huggingface_arrays(model_official_arrays(model), effective_config(model, config))
+
+
+def save_huggingface(model: Any, output_dir: str, config: Any | None = None) -> list[str]:
+    """Write ``model.safetensors`` + ``config.json`` loadable by transformers; returns the files."""
+    from albert_tf.checkpoints.official import effective_config
+
+    return save_huggingface_arrays(model_official_arrays(model), effective_config(model, config), output_dir)
+
+
+def save_huggingface_arrays(arrays: Mapping[str, np.ndarray], config: Any, output_dir: str) -> list[str]:
+    """Official-name arrays -> ``model.safetensors`` + ``config.json`` in ``output_dir``.
+
+    The architecture follows the heads present: ``AlbertForPreTraining`` (MLM + SOP),
+    ``AlbertForQuestionAnswering`` (SQuAD v1 head), ``AlbertForSequenceClassification``
+    (``output_weights``), else ``AlbertModel`` (names then carry no ``albert.`` prefix, as HF
+    saves them).
+    """
+    from safetensors.numpy import save_file
+
+    state = official_to_huggingface_arrays(arrays, config)
+    heads = {n for n in state if not n.startswith(HF_PREFIX)}
+    pretraining = heads & {"predictions.bias", "sop_classifier.classifier.weight"}
+    task = heads & {"classifier.weight", "qa_outputs.weight"}
+    if pretraining and task:
+        raise CheckpointError(
+            f"{output_dir}: no single transformers ALBERT class holds both the pretraining heads and "
+            f"{', '.join(sorted(task))}"
+        )
+    if pretraining:
+        architecture = "AlbertForPreTraining"
+    elif "qa_outputs.weight" in heads:
+        architecture = "AlbertForQuestionAnswering"
+    elif "classifier.weight" in heads:
+        architecture = "AlbertForSequenceClassification"
+    else:
+        architecture = "AlbertModel"
+        state = {n[len(HF_PREFIX) :]: v for n, v in state.items()}
+    hf_config = huggingface_config_from_albert(config, architecture)
+    if architecture in ("AlbertForQuestionAnswering", "AlbertForSequenceClassification"):
+        rows = int(state.get("classifier.weight", state.get("qa_outputs.weight")).shape[0])
+        hf_config["id2label"] = {str(i): f"LABEL_{i}" for i in range(rows)}
+        hf_config["label2id"] = {f"LABEL_{i}": i for i in range(rows)}
+    os.makedirs(output_dir, exist_ok=True)
+    weights = os.path.join(output_dir, "model.safetensors")
+    save_file(state, weights, metadata={"format": "pt"})
+    config_path = os.path.join(output_dir, "config.json")
+    with open(config_path, "w", encoding="utf-8") as f:
+        json.dump(hf_config, f, indent=2, sort_keys=True)
+        f.write("\n")
+    return [weights, config_path]

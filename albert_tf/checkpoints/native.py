@@ -1,0 +1,184 @@
+"""albert-tf's own formats: ``.keras`` files, ``.weights.h5`` and TF2 checkpoints.
+
+TF2 checkpoints are written in the trainer's layout (``model_weights/<Keras variable path>``,
+``albert_tf.training.checkpointing``), so a converted checkpoint is directly an
+``--init_checkpoint`` for every runner. Reading also accepts plain object checkpoints
+(``tf.train.Checkpoint(model=...)``), whose keys are positions in the Keras functional graph
+(``model/_operations/1/...``) and so only restore into a model of the same class and config.
+
+Either way the checkpoint is restored into a same-shaped *source* model (a clone of the
+target, then an ``AlbertPretrainer``, then an ``AlbertEncoder``), accepted only if every
+variable of that source was matched, and copied into the target by official name; so a
+classifier can be initialised from a pretraining run with the usual report.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from albert_tf.checkpoints.report import (
+    CheckpointError,
+    LoadReport,
+    assign_official_arrays,
+    model_official_arrays,
+)
+
+MODEL_KEY = "model"
+TRAINER_KEY = "model_weights"  # albert_tf.training.checkpointing.WEIGHTS_KEY
+_SKIP_ROOTS = ("_CHECKPOINTABLE_OBJECT_GRAPH", "save_counter")
+
+
+def _candidate_models(model: Any, config: Any) -> list[Any]:
+    from albert_tf.modeling import AlbertEncoder, AlbertPretrainer
+
+    sharing = getattr(model, "sharing", "all")
+    out = []
+    try:
+        out.append(type(model).from_config(model.get_config()))
+    except Exception:  # noqa: BLE001 - a model class without a usable get_config is simply not a candidate
+        pass
+    for cls in (AlbertPretrainer, AlbertEncoder):
+        if not out or type(out[0]) is not cls:
+            out.append(cls(config, sharing=sharing))
+    return out
+
+
+def _roots(prefix: str) -> list[str]:
+    import tensorflow as tf
+
+    roots = []
+    for name, _ in tf.train.list_variables(prefix):
+        root = name.split("/", 1)[0]
+        if root not in _SKIP_ROOTS and root not in roots and "/" in name:
+            roots.append(root)
+    return sorted(roots, key=lambda r: (r != MODEL_KEY, r))
+
+
+def _restore_trainer_checkpoint(model: Any, prefix: str, config: Any) -> Any | None:
+    """The trainer's layout (``model_weights/<Keras variable path>``): the candidate it fills exactly.
+
+    A candidate must get every variable with the right shape; one that also leaves nothing of
+    the checkpoint unused (the model that wrote it) is preferred, so unused heads get reported.
+    """
+    from absl import logging
+
+    from albert_tf.training import checkpointing
+
+    fallback = None
+    for candidate in _candidate_models(model, config):
+        verbosity = logging.get_verbosity()
+        logging.set_verbosity(logging.WARNING)  # the trainer logs its own report per candidate
+        try:
+            report = checkpointing.init_from_checkpoint(candidate, prefix)
+        except checkpointing.CheckpointInitError:
+            continue
+        finally:
+            logging.set_verbosity(verbosity)
+        if report.missing or report.mismatched:
+            continue
+        if not report.unused:
+            return candidate
+        fallback = fallback or candidate
+    return fallback
+
+
+def _restore_object_checkpoint(model: Any, prefix: str, config: Any) -> Any:
+    """A model holding the checkpoint's values, or raise CheckpointError."""
+    import tensorflow as tf
+
+    if TRAINER_KEY in _roots(prefix):
+        found = _restore_trainer_checkpoint(model, prefix, config)
+        if found is not None:
+            return found
+    for root in _roots(prefix):
+        for candidate in _candidate_models(model, config):
+            try:
+                status = tf.train.Checkpoint(**{root: candidate}).read(prefix)
+                status.assert_existing_objects_matched()
+            except (AssertionError, ValueError, tf.errors.OpError):
+                continue
+            status.expect_partial()
+            return candidate
+    raise CheckpointError(
+        f"{prefix}: no albert-tf model with this config matches the TF2 checkpoint "
+        f"(roots {', '.join(_roots(prefix)) or 'none'}); checkpoint and config disagree?"
+    )
+
+
+def read_native(path: str, config: Any | None = None) -> Any:
+    """The model stored at ``path``: a ``.keras`` file (any albert-tf model) or a TF2 checkpoint.
+
+    A TF2 checkpoint is restored into an ``AlbertPretrainer``, else an ``AlbertEncoder``, of
+    ``config``; ``.weights.h5`` holds no architecture and is refused here.
+    """
+    import keras
+
+    from albert_tf.checkpoints.official import resolve_checkpoint_path
+    from albert_tf.modeling import AlbertEncoder
+
+    path = os.fspath(path)
+    if path.endswith(".keras"):
+        if not os.path.exists(path):
+            raise CheckpointError(f"{path}: file not found")
+        return keras.saving.load_model(path, compile=False)
+    if path.endswith(".weights.h5"):
+        raise CheckpointError(f"{path}: a .weights.h5 file holds no architecture; convert the .keras file instead")
+    if config is None:
+        raise CheckpointError(f"{path}: a TF2 checkpoint needs the ALBERT config (--albert_config_file)")
+    prefix = resolve_checkpoint_path(path)
+    return _restore_object_checkpoint(AlbertEncoder(config), prefix, config)
+
+
+def load_native(model: Any, path: str, config: Any | None = None) -> LoadReport:
+    """Load a ``.keras`` file, a ``.weights.h5`` file or a TF2 object checkpoint into ``model``."""
+    import keras
+
+    from albert_tf.checkpoints.huggingface import check_configs_agree
+    from albert_tf.checkpoints.official import resolve_checkpoint_path
+
+    config = config if config is not None else getattr(model, "config", None)
+    path = os.fspath(path)
+    if path.endswith(".keras"):
+        if not os.path.exists(path):
+            raise CheckpointError(f"{path}: file not found")
+        source = keras.saving.load_model(path, compile=False)
+        if config is not None and getattr(source, "config", None) is not None:
+            check_configs_agree(config, source.config, path)
+    elif path.endswith(".weights.h5"):
+        if not os.path.exists(path):
+            raise CheckpointError(f"{path}: file not found")
+        source = type(model).from_config(model.get_config())
+        try:
+            source.load_weights(path)
+        except ValueError as e:
+            raise CheckpointError(f"{path}: does not fit this model ({str(e).splitlines()[0]})") from None
+    else:
+        if config is None:
+            raise CheckpointError(f"{path}: a TF2 checkpoint needs the ALBERT config (--albert_config_file)")
+        path = resolve_checkpoint_path(path)
+        source = _restore_object_checkpoint(model, path, config)
+    return assign_official_arrays(model, model_official_arrays(source), source=path)
+
+
+def save_native(model: Any, path: str) -> str:
+    """``.keras`` / ``.weights.h5`` by extension, else a TF2 checkpoint in the trainer's layout at ``path``."""
+    import tensorflow as tf
+
+    from albert_tf.checkpoints.official import write_checkpoint_state
+
+    path = os.fspath(path)
+    if path.endswith((".keras", ".weights.h5")):
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        if path.endswith(".keras"):
+            model.save(path)
+        else:
+            model.save_weights(path)
+        return path
+    from albert_tf.training import checkpointing
+
+    # the trainer's layout, so the result also works as --init_checkpoint of every runner
+    prefix = tf.train.Checkpoint(**{TRAINER_KEY: checkpointing.model_weights(model)}).write(path)
+    # the state file lets tf.train.latest_checkpoint(dir) find it, as for checkpoints the trainer writes
+    write_checkpoint_state(os.path.dirname(os.path.abspath(prefix)), os.path.basename(prefix))
+    return prefix

@@ -1,0 +1,362 @@
+"""Google's official TF1 ALBERT checkpoints (spec 1.4): read, check, load, write.
+
+Reading uses ``tf.train.load_checkpoint`` (no TF1 graph). Every name is normalised first:
+the TF-Hub ``module/`` prefix is stripped; optimizer state (``adam_m``/``adam_v``,
+``lamb_m``/``lamb_v``, ``AdamWeightDecayOptimizer*``, TF1 ``Adam``/``Adam_1`` slots,
+``beta{1,2}_power``, loss-scale state) and ``global_step`` are ignored and counted. Layouts
+that are not Google's (brightmart ``albert_zh``, plain BERT, TF2 object checkpoints) are
+refused with a one-line message before anything is built.
+
+Writing emits exactly the names, shapes and dtypes of spec 1.4 (float32 variables, int64
+``global_step``) through the ``SaveV2`` op, i.e. the same ``.index`` + ``.data`` files a TF1
+``Saver`` writes, plus the ``checkpoint`` state file, so ``tf.train.load_checkpoint``,
+``tf.compat.v1.train.init_from_checkpoint`` (what the official runners call) and
+``Saver.restore`` all read it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import numpy as np
+
+from albert_tf.checkpoints.report import (
+    CheckpointError,
+    ConfigMismatchError,
+    LoadReport,
+    NotAlbertCheckpointError,
+    assign_official_arrays,
+    model_official_arrays,
+)
+
+MODULE_PREFIX = "module/"
+GLOBAL_STEP = "global_step"
+
+_BLOCK = "bert/encoder/transformer/group_{g}/inner_group_{k}/"
+
+# The fine-tuning heads each official runner creates (spec 1.4), shapes in H and num_labels.
+HEAD_NAMES = {
+    "classifier": ("output_weights", "output_bias"),
+    "race": ("output_weights", "output_bias"),
+    "squad_v1": ("cls/squad/output_weights", "cls/squad/output_bias"),
+    "squad_v2": (
+        "start_logits/dense/kernel",
+        "start_logits/dense/bias",
+        "end_logits/dense_0/kernel",
+        "end_logits/dense_0/bias",
+        "end_logits/LayerNorm/beta",
+        "end_logits/LayerNorm/gamma",
+        "end_logits/dense_1/kernel",
+        "end_logits/dense_1/bias",
+        "answer_class/dense_0/kernel",
+        "answer_class/dense_0/bias",
+        "answer_class/dense_1/kernel",
+    ),
+    "pretraining": (
+        "cls/predictions/transform/dense/kernel",
+        "cls/predictions/transform/dense/bias",
+        "cls/predictions/transform/LayerNorm/beta",
+        "cls/predictions/transform/LayerNorm/gamma",
+        "cls/predictions/output_bias",
+        "cls/seq_relationship/output_weights",
+        "cls/seq_relationship/output_bias",
+    ),
+}
+
+_IGNORED_PATTERNS = (
+    re.compile(r"(^|/)(adam_m|adam_v|lamb_m|lamb_v|Adam|Adam_1|Momentum|RMSProp|RMSProp_1)$"),
+    re.compile(r"AdamWeightDecayOptimizer|LAMBOptimizer|LambOptimizer"),
+    re.compile(r"(^|/)(global_step|beta1_power|beta2_power|good_steps|loss_scale|current_loss_scale)$"),
+)
+
+
+def is_optimizer_or_step(name: str) -> bool:
+    """True for names a converter must skip: optimizer slots, ``global_step``, loss-scale state."""
+    return any(p.search(name) for p in _IGNORED_PATTERNS)
+
+
+# ---------------------------------------------------------------------------- the spec's listing
+
+
+def official_variable_shapes(
+    config: Any, heads: Iterable[str] = ("pretraining",), num_labels: int = 2
+) -> dict[str, tuple[int, ...]]:
+    """Every variable name and shape spec 1.4 lists for ``config`` (no model is built).
+
+    ``heads``: any of ``pretraining``, ``classifier`` (``num_labels`` rows), ``race``,
+    ``squad_v1``, ``squad_v2``. ``global_step`` is not included (it is int64 and added by
+    the writer).
+    """
+    from albert_tf.checkpoints.names import expected_official_shapes
+
+    H = config.hidden_size
+    heads = tuple(heads)
+    shapes = expected_official_shapes(config, with_pretraining_heads="pretraining" in heads)
+    for head in heads:
+        if head == "pretraining":
+            continue
+        elif head == "classifier":
+            shapes.update({"output_weights": (num_labels, H), "output_bias": (num_labels,)})
+        elif head == "race":
+            shapes.update({"output_weights": (1, H), "output_bias": (1,)})
+        elif head == "squad_v1":
+            shapes.update({"cls/squad/output_weights": (2, H), "cls/squad/output_bias": (2,)})
+        elif head == "squad_v2":
+            shapes.update(
+                {
+                    "start_logits/dense/kernel": (H, 1),
+                    "start_logits/dense/bias": (1,),
+                    "end_logits/dense_0/kernel": (2 * H, H),
+                    "end_logits/dense_0/bias": (H,),
+                    "end_logits/LayerNorm/beta": (H,),
+                    "end_logits/LayerNorm/gamma": (H,),
+                    "end_logits/dense_1/kernel": (H, 1),
+                    "end_logits/dense_1/bias": (1,),
+                    "answer_class/dense_0/kernel": (2 * H, H),
+                    "answer_class/dense_0/bias": (H,),
+                    "answer_class/dense_1/kernel": (H, 1),
+                }
+            )
+        else:
+            raise ValueError(f"unknown head {head!r}; known: {', '.join(HEAD_NAMES)}")
+    return shapes
+
+
+# ---------------------------------------------------------------------------- reading
+
+
+def resolve_checkpoint_path(path: str) -> str:
+    """A checkpoint prefix from a prefix, a directory (latest checkpoint) or an ``.index`` file."""
+    import tensorflow as tf
+
+    path = os.fspath(path)
+    if path.endswith(".index"):
+        path = path[: -len(".index")]
+    elif re.search(r"\.data-\d{5}-of-\d{5}$", path):
+        path = re.sub(r"\.data-\d{5}-of-\d{5}$", "", path)
+    elif path.endswith(".meta") and os.path.exists(path[: -len(".meta")] + ".index"):
+        path = path[: -len(".meta")]
+    if os.path.isdir(path):
+        latest = tf.train.latest_checkpoint(path)
+        if latest is None:
+            indexes = sorted(f for f in os.listdir(path) if f.endswith(".index"))
+            if len(indexes) == 1:
+                return os.path.join(path, indexes[0][: -len(".index")])
+            raise CheckpointError(f"{path}: directory holds no TF checkpoint (no 'checkpoint' file or single .index)")
+        return latest
+    if not os.path.exists(path + ".index"):
+        raise CheckpointError(f"{path}: checkpoint not found (expected {os.path.basename(path)}.index beside it)")
+    return path
+
+
+def list_checkpoint(path: str) -> dict[str, tuple[tuple[int, ...], str]]:
+    """``{name: (shape, dtype name)}`` of a TF checkpoint, as stored (no renaming)."""
+    import tensorflow as tf
+
+    prefix = resolve_checkpoint_path(path)
+    try:
+        reader = tf.train.load_checkpoint(prefix)
+    except Exception as e:  # noqa: BLE001 - TF raises several error types for corrupt files
+        raise CheckpointError(f"{prefix}: not a readable TF checkpoint ({type(e).__name__})") from None
+    shapes = reader.get_variable_to_shape_map()
+    dtypes = reader.get_variable_to_dtype_map()
+    return {n: (tuple(int(d) for d in shapes[n]), dtypes[n].name) for n in shapes}
+
+
+def detect_layout(names: Iterable[str]) -> str:
+    """``official``, ``official_hub`` (``module/``), ``tf2_object``, ``brightmart``, ``bert`` or ``unknown``."""
+    names = list(names)
+    if "_CHECKPOINTABLE_OBJECT_GRAPH" in names or any(".ATTRIBUTES/" in n for n in names):
+        return "tf2_object"
+    stripped = [n[len(MODULE_PREFIX) :] if n.startswith(MODULE_PREFIX) else n for n in names]
+    if any("/layer_shared/" in n or n.endswith("word_embeddings_2") for n in stripped):
+        return "brightmart"
+    if any(n.startswith("bert/encoder/transformer/group_") for n in stripped):
+        return "official_hub" if any(n.startswith(MODULE_PREFIX) for n in names) else "official"
+    if any(re.match(r"bert/encoder/layer_\d+/", n) for n in stripped):
+        return "bert"
+    return "unknown"
+
+
+_LAYOUT_MESSAGES = {
+    "tf2_object": "a TF2 object-based checkpoint (albert-tf / Keras), not an official TF1 one; "
+    "use --input_format albert_tf",
+    "brightmart": "the unofficial brightmart/albert_zh layout (bert/encoder/layer_shared, word_embeddings_2), "
+    "not Google's ALBERT layout; it is not supported",
+    "bert": "a BERT checkpoint (bert/encoder/layer_N), not ALBERT (no bert/encoder/transformer/group_*)",
+    "unknown": "not an ALBERT checkpoint (no bert/encoder/transformer/group_* variables)",
+}
+
+
+def read_official_checkpoint(path: str) -> tuple[dict[str, np.ndarray], list[str], str]:
+    """Read an official TF1 ALBERT checkpoint.
+
+    Returns ``(arrays, ignored, prefix)``: ``arrays`` maps official names (``module/``
+    stripped) to float32 arrays in the official layout; ``ignored`` lists the stored names
+    skipped on purpose (optimizer slots, ``global_step``). Refuses other layouts with a
+    :class:`NotAlbertCheckpointError`.
+    """
+    import tensorflow as tf
+
+    prefix = resolve_checkpoint_path(path)
+    listing = list_checkpoint(prefix)
+    layout = detect_layout(listing)
+    if layout not in ("official", "official_hub"):
+        raise NotAlbertCheckpointError(f"{prefix}: {_LAYOUT_MESSAGES[layout]}")
+    reader = tf.train.load_checkpoint(prefix)
+    arrays: dict[str, np.ndarray] = {}
+    ignored: list[str] = []
+    for stored in sorted(listing):
+        if is_optimizer_or_step(stored):
+            ignored.append(stored)
+            continue
+        name = stored[len(MODULE_PREFIX) :] if stored.startswith(MODULE_PREFIX) else stored
+        if name in arrays:
+            raise CheckpointError(f"{prefix}: variable {name!r} stored both with and without the 'module/' prefix")
+        arrays[name] = np.asarray(reader.get_tensor(stored))
+    return arrays, ignored, prefix
+
+
+def infer_architecture(shapes: Mapping[str, tuple[int, ...]]) -> dict[str, int]:
+    """The config values a checkpoint's shapes pin down (L and N are not stored in shapes)."""
+    out: dict[str, int] = {}
+
+    def take(name: str, axis: int, key: str) -> None:
+        if name in shapes and len(shapes[name]) > axis:
+            out.setdefault(key, int(shapes[name][axis]))
+
+    take("bert/embeddings/word_embeddings", 0, "vocab_size")
+    take("bert/embeddings/word_embeddings", 1, "embedding_size")
+    take("bert/embeddings/token_type_embeddings", 0, "type_vocab_size")
+    take("bert/embeddings/position_embeddings", 0, "max_position_embeddings")
+    take("bert/pooler/dense/kernel", 1, "hidden_size")
+    take(_BLOCK.format(g=0, k=0) + "attention_1/self/query/kernel", 1, "hidden_size")
+    take(_BLOCK.format(g=0, k=0) + "ffn_1/intermediate/dense/kernel", 1, "intermediate_size")
+    groups, inner = set(), set()
+    for name in shapes:
+        m = re.match(r"bert/encoder/transformer/group_(\d+)/inner_group_(\d+)/", name)
+        if m:
+            groups.add(int(m.group(1)))
+            inner.add(int(m.group(2)))
+    if groups:
+        out["num_hidden_groups"] = max(groups) + 1
+        out["inner_group_num"] = max(inner) + 1
+    return out
+
+
+def check_config_matches(shapes: Mapping[str, tuple[int, ...]], config: Any, source: str = "checkpoint") -> None:
+    """Raise :class:`ConfigMismatchError` (one line) when the checkpoint was made for another config.
+
+    E.g. an albert_large checkpoint with an albert_base config (spec 9 item 7) reports
+    ``hidden_size 1024 in the checkpoint vs 768 in the config``.
+    """
+    found = infer_architecture(shapes)
+    diffs = [
+        f"{key} {value} in the checkpoint vs {getattr(config, key)} in the config"
+        for key, value in found.items()
+        if getattr(config, key) != value
+    ]
+    has_map = "bert/encoder/embedding_hidden_mapping_in/kernel" in shapes
+    if "hidden_size" in found and "embedding_size" in found and not diffs:
+        if has_map != (config.embedding_size != config.hidden_size):
+            diffs.append("embedding_hidden_mapping_in presence disagrees with embedding_size vs hidden_size")
+    if diffs:
+        raise ConfigMismatchError(f"{source}: checkpoint and config disagree: " + "; ".join(diffs))
+
+
+def effective_config(model: Any, config: Any | None = None) -> Any:
+    """The config whose official layout ``model`` has: ``sharing='none'`` stores one group per layer (G = L)."""
+    config = config if config is not None else getattr(model, "config", None)
+    if config is not None and getattr(model, "sharing", "all") == "none":
+        if config.num_hidden_groups != config.num_hidden_layers:
+            return config.replace(num_hidden_groups=config.num_hidden_layers)
+    return config
+
+
+def load_official_checkpoint(
+    model: Any, path: str, config: Any | None = None, *, check_config: bool = True
+) -> LoadReport:
+    """Load an official TF1 checkpoint (any G, K; with or without ``module/``) into ``model``.
+
+    When ``config`` is given (or the model exposes ``.config``), the checkpoint's shapes are
+    checked against it first and a mismatch raises before any assignment.
+    """
+    arrays, ignored, prefix = read_official_checkpoint(path)
+    config = effective_config(model, config)
+    if check_config and config is not None:
+        check_config_matches({n: a.shape for n, a in arrays.items()}, config, source=prefix)
+    return assign_official_arrays(model, arrays, source=prefix, ignored=ignored)
+
+
+# ---------------------------------------------------------------------------- writing
+
+
+def write_official_arrays(
+    arrays: Mapping[str, np.ndarray],
+    prefix: str,
+    global_step: int | None = 0,
+    *,
+    module_prefix: bool = False,
+    extra: Mapping[str, np.ndarray] | None = None,
+) -> str:
+    """Write ``{name: array}`` as a TF1 name-based checkpoint at ``prefix``; returns the prefix.
+
+    Float arrays are stored as float32 (spec 1.4), ``global_step`` as int64 (skipped when
+    None). ``module_prefix`` writes the TF-Hub ``module/`` names; ``extra`` adds names
+    verbatim (tests use it to add optimizer slots). A ``checkpoint`` state file pointing at
+    the prefix is written beside it.
+    """
+    import tensorflow as tf
+
+    prefix = os.path.abspath(os.fspath(prefix))
+    directory = os.path.dirname(prefix)
+    os.makedirs(directory, exist_ok=True)
+    names, tensors = [], []
+    for name in sorted(arrays):
+        value = np.asarray(arrays[name])
+        if value.dtype.kind == "f":
+            value = value.astype(np.float32)
+        names.append(MODULE_PREFIX + name if module_prefix else name)
+        tensors.append(tf.constant(value))
+    if global_step is not None:
+        names.append((MODULE_PREFIX if module_prefix else "") + GLOBAL_STEP)
+        tensors.append(tf.constant(int(global_step), dtype=tf.int64))
+    for name, value in (extra or {}).items():
+        names.append(name)
+        tensors.append(tf.constant(np.asarray(value)))
+    if len(set(names)) != len(names):
+        raise CheckpointError(f"{prefix}: duplicate variable names in the checkpoint to write")
+    with tf.device("/cpu:0"):
+        tf.raw_ops.SaveV2(prefix=prefix, tensor_names=names, shape_and_slices=[""] * len(names), tensors=tensors)
+    write_checkpoint_state(directory, os.path.basename(prefix))
+    return prefix
+
+
+def write_checkpoint_state(directory: str, basename: str) -> None:
+    """The ``checkpoint`` text-proto file ``tf.train.latest_checkpoint(directory)`` reads."""
+    quoted = basename.replace("\\", "\\\\").replace('"', '\\"')
+    with open(os.path.join(directory, "checkpoint"), "w", encoding="utf-8") as f:
+        f.write(f'model_checkpoint_path: "{quoted}"\nall_model_checkpoint_paths: "{quoted}"\n')
+
+
+def save_official_checkpoint(
+    model: Any, prefix: str, global_step: int = 0, *, module_prefix: bool = False, check: bool = True
+) -> str:
+    """Write ``model`` as an official-layout TF1 checkpoint (names/shapes/dtypes of spec 1.4).
+
+    With ``check`` and a model exposing ``.config``, every name written must be one spec 1.4
+    lists for that config with the listed shape (the pretraining heads included).
+    """
+    arrays = model_official_arrays(model)
+    config = effective_config(model)
+    if check and config is not None:
+        # classifier/RACE heads depend on num_labels and are not checked here
+        expected = official_variable_shapes(config, heads=("pretraining", "squad_v1", "squad_v2"))
+        for name, value in arrays.items():
+            shape = expected.get(name)
+            if shape is not None and tuple(value.shape) != shape:
+                raise CheckpointError(f"{prefix}: {name} has shape {list(value.shape)}, spec 1.4 says {list(shape)}")
+    return write_official_arrays(arrays, prefix, global_step, module_prefix=module_prefix)

@@ -130,3 +130,17 @@ def test_pretrainer_matches_transformers(groups, inner, embedding):
     assert all(d <= 1e-5 for d in diffs.values()), diffs
     # The comparison is meaningful: outputs are far from zero and differ between examples.
     assert np.std(ref_seq) > 0.1 and np.std(ref_mlm) > 0.1
+
+
+def test_non_identity_projection_with_e_equal_h_is_refused():
+    from albert_tf.checkpoints.report import CheckpointError
+
+    hf, hf_cfg = hf_model(1, 1, 32)  # E == H, random (non-identity) embedding_hidden_mapping_in
+    ours = AlbertPretrainer(
+        AlbertConfig(vocab_size=VOCAB, embedding_size=32, hidden_size=32, num_hidden_layers=4,
+                     num_attention_heads=4, intermediate_size=48, max_position_embeddings=32)
+    )
+    ids, mask, seg, positions = batch()
+    ours({"input_ids": ids, "input_mask": mask, "segment_ids": seg, "masked_lm_positions": positions})
+    with pytest.raises(CheckpointError, match="non-identity"):
+        load_huggingface_state_dict(ours, hf.state_dict(), hf_cfg.to_dict())

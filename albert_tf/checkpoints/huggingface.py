@@ -306,9 +306,31 @@ def load_huggingface_state_dict(
     if hf_config is not None and config is not None:
         check_configs_agree(config, albert_config_from_huggingface(hf_config), source)
     arrays, ignored, unknown = huggingface_to_official_arrays(state_dict, source=source)
+    if config is not None and config.embedding_size == config.hidden_size:
+        check_identity_projection(arrays, source)
     report = assign_official_arrays(model, arrays, source=source, ignored=ignored)
     report.unused.extend(unknown)
     return report
+
+
+def check_identity_projection(arrays: Mapping[str, np.ndarray], source: str) -> None:
+    """Refuse an E == H load whose HF ``embedding_hidden_mapping_in`` is not the identity.
+
+    HF's ALBERT always applies that projection; the official model (and ours) has none when
+    E == H. An identity kernel with zero bias is exactly equivalent and is left unused; any other
+    projection would silently change every output, so it is an error.
+    """
+    kernel = arrays.get("bert/encoder/embedding_hidden_mapping_in/kernel")
+    bias = arrays.get("bert/encoder/embedding_hidden_mapping_in/bias")
+    if kernel is None:
+        return
+    n = kernel.shape[0]
+    identity = kernel.shape == (n, n) and np.array_equal(kernel, np.eye(n, dtype=kernel.dtype))
+    if not identity or (bias is not None and np.any(bias != 0)):
+        raise CheckpointError(
+            f"{source}: embedding_size == hidden_size, so the ALBERT model has no embedding_hidden_mapping_in, "
+            "but the Hugging Face weights apply a non-identity one; the outputs would differ"
+        )
 
 
 def read_huggingface_config(path: str) -> dict[str, Any]:

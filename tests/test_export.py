@@ -1,0 +1,228 @@
+"""SavedModel export: raw text in, probabilities + label out, loaded through the TF1 session loader TF Serving uses."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+from conftest import ROOT, shared_path
+
+from albert_tf.config import AlbertConfig
+from albert_tf.data import glue
+
+LONG = ("The quick brown fox jumps over the lazy dog; naïve café owners, 1,000 times. " * 200)[:10000]
+PAIRS = [
+    ("The cat sat on the mat.", "A cat was sitting on a mat."),
+    ("", "Only the second segment has text."),
+    (LONG, "A short hypothesis."),
+    ("Héllo WORLD, it's 1999,2000 — “quoted” ﬁne text.", ""),
+    ("Tiếng Việt có dấu.", LONG),
+]
+
+# What TF Serving does: a fresh process, tensorflow_text imported for its ops, the TF1 SavedModelBundle path.
+TF1_LOADER = textwrap.dedent(
+    """
+    import base64, json, sys
+    import numpy as np
+    import tensorflow as tf
+    import tensorflow_text  # registers SentencepieceOp & co., as the ModelServer links them
+
+    requests = json.load(open(sys.argv[1]))
+    results = {}
+    for req in requests:
+        graph = tf.Graph()
+        with graph.as_default(), tf.compat.v1.Session(graph=graph) as sess:
+            meta = tf.compat.v1.saved_model.loader.load(sess, ["serve"], req["dir"])
+            sig = meta.signature_def[req["signature"]]
+            def value(k, v):
+                if k.startswith("serialized"):
+                    return np.array([base64.b64decode(x) for x in v], dtype=object)
+                return np.array(v, dtype=object if k.startswith("text") else np.int32)
+
+            feeds = {sig.inputs[k].name: value(k, v) for k, v in req["feeds"].items()}
+            names = sorted(sig.outputs)
+            values = sess.run([sig.outputs[k].name for k in names], feed_dict=feeds)
+            out = {"inputs": sorted(sig.inputs), "method": sig.method_name}
+            for k, v in zip(names, values):
+                out[k] = [x.decode() for x in v] if v.dtype == object else np.asarray(v).tolist()
+            results[req["name"]] = out
+    json.dump(results, open(sys.argv[2], "w"))
+    """
+)
+
+
+def _softmax(x):
+    e = np.exp(x - x.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+def _run_tf1_loader(tmp_path, requests):
+    req_path, out_path, script = tmp_path / "req.json", tmp_path / "out.json", tmp_path / "tf1_load.py"
+    req_path.write_text(json.dumps(requests))
+    script.write_text(TF1_LOADER)
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
+    proc = subprocess.run(
+        [sys.executable, str(script), str(req_path), str(out_path)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(out_path.read_text())
+
+
+def _tiny(num_labels, seq):
+    import keras
+
+    from albert_tf.modeling.classifier import AlbertClassifier
+    from albert_tf.tokenization import AlbertPreprocessor, FullTokenizer
+
+    tokenizer = FullTokenizer(spm_model_file=str(shared_path("spm", "30k-clean.model")))
+    config = AlbertConfig.from_preset("albert_tiny").replace(vocab_size=30000)
+    keras.utils.set_random_seed(7)
+    model = AlbertClassifier(config, num_labels=num_labels)
+    model.head.kernel.assign(model.head.kernel * 200.0)  # a larger head: answers differ clearly between inputs
+    return tokenizer, model, AlbertPreprocessor.from_tokenizer(tokenizer, seq)
+
+
+def test_export_answers_raw_text_like_keras_in_tf1_session(tmp_path):
+    import tensorflow as tf
+
+    from albert_tf.export import serving
+
+    seq = 48
+    tokenizer, model, pre = _tiny(3, seq)
+    labels = ["contradiction", "entailment", "neutral"]
+    a = [p[0] for p in PAIRS]
+    b = [p[1] for p in PAIRS]
+    feats = pre({"text_a": tf.constant(a), "text_b": tf.constant(b)})
+    ref_probs = _softmax(model(feats, training=False)["logits"].numpy().astype(np.float64))
+    assert ref_probs.std(axis=0).max() > 1e-3  # the inputs give different answers
+    # Python-side features (the training pipeline) for the token-id signature.
+    proc = glue.get_processor("mnli")
+    py = [
+        glue.convert_example(glue.InputExample(str(i), x, y, None), proc, seq, tokenizer)
+        for i, (x, y) in enumerate(PAIRS)
+    ]
+
+    cls_dir = str(tmp_path / "cls" / "1")
+    serving.export_classifier(model, cls_dir, labels=labels, text_pair=True, preprocessor=pre, threshold=0.25)
+    assert serving.load_export_info(cls_dir)["labels"] == labels
+    ids_feeds = {k: [getattr(f, k) for f in py] for k in ("input_ids", "input_mask", "segment_ids")}
+    # The official receiver: serialized tf.train.Example records, as the feature cache writes them.
+    examples = [base64.b64encode(glue._serialize(f, False)).decode() for f in py]
+    got = _run_tf1_loader(
+        tmp_path,
+        [
+            {"name": "text", "dir": cls_dir, "signature": "serving_default", "feeds": {"text_a": a, "text_b": b}},
+            {"name": "ids", "dir": cls_dir, "signature": "serve_token_ids", "feeds": ids_feeds},
+            {
+                "name": "examples",
+                "dir": cls_dir,
+                "signature": "serve_tf_examples",
+                "feeds": {"serialized_example": examples},
+            },
+        ],
+    )
+    text = got["text"]
+    assert text["inputs"] == ["text_a", "text_b"] and text["method"] == "tensorflow/serving/predict"
+    np.testing.assert_allclose(np.array(text["probabilities"]), ref_probs, atol=1e-6)
+    assert text["label"] == [labels[i] for i in ref_probs.argmax(1)]
+    # The token-id signature fed with the Python pipeline's features answers the same: in-graph tokenization
+    # of the raw strings (empty and 10,000-character ones included) equals the training-time features.
+    np.testing.assert_array_equal(feats["input_ids"].numpy(), np.array(ids_feeds["input_ids"]))
+    np.testing.assert_allclose(np.array(got["ids"]["probabilities"]), ref_probs, atol=1e-6)
+    np.testing.assert_allclose(np.array(got["examples"]["probabilities"]), ref_probs, atol=1e-6)
+    assert got["examples"]["inputs"] == ["serialized_example"]
+    assert text["threshold"] == got["examples"]["threshold"] == 0.25
+
+
+@pytest.mark.slow
+def test_regression_single_sentence_export_returns_scores(tmp_path):
+    import tensorflow as tf
+
+    from albert_tf.export import serving
+
+    _, regressor, pre = _tiny(1, 32)
+    a = [p[0] for p in PAIRS]
+    ref = regressor(pre({"text_a": tf.constant(a)}), training=False)["logits"].numpy()[:, 0]
+    reg_dir = str(tmp_path / "reg" / "1")
+    serving.export_classifier(regressor, reg_dir, labels=None, text_pair=False, preprocessor=pre)
+    got = _run_tf1_loader(
+        tmp_path, [{"name": "score", "dir": reg_dir, "signature": "serving_default", "feeds": {"text_a": a}}]
+    )["score"]
+    assert got["inputs"] == ["text_a"] and "probabilities" not in got
+    np.testing.assert_allclose(np.array(got["score"]), ref, atol=1e-5)
+
+
+def test_export_refuses_non_empty_dir_and_label_mismatch(tmp_path):
+    from albert_tf.export import serving
+
+    class Dummy:
+        num_labels = 2
+
+    (tmp_path / "x").mkdir()
+    (tmp_path / "x" / "keep.txt").write_text("user file")
+    with pytest.raises(ValueError, match="3 label strings for a model with 2 labels"):
+        serving.export_classifier(Dummy(), str(tmp_path / "y"), labels=["a", "b", "c"], text_pair=False, preprocessor=1)
+    with pytest.raises(FileExistsError, match="not empty"):
+        serving.export_classifier(Dummy(), str(tmp_path / "x"), labels=["a", "b"], text_pair=False, preprocessor=1)
+    assert (tmp_path / "x" / "keep.txt").read_text() == "user file"
+
+
+@pytest.mark.slow
+def test_export_savedmodel_cli_from_a_trainer_checkpoint(tmp_path):
+    """export_savedmodel.py: a Trainer-layout checkpoint of an SST-2 model -> <export_dir>/<step> serving raw text."""
+    import tensorflow as tf
+
+    from albert_tf import classifier_runner
+    from albert_tf.training import checkpointing
+
+    config_path = tmp_path / "tiny.json"
+    AlbertConfig.from_preset("albert_tiny").replace(vocab_size=30000).to_json_file(str(config_path))
+    model = classifier_runner.GlueTask(
+        glue.get_processor("sst-2"), AlbertConfig.load(str(config_path)), 16
+    ).build_model()
+    items = {
+        checkpointing.WEIGHTS_KEY: checkpointing.model_weights(model),
+        "global_step": tf.Variable(7, dtype=tf.int64),
+    }
+    tf.train.Checkpoint(**items).write(str(tmp_path / "run" / "ckpt-7"))
+    spm = shared_path("spm", "30k-clean.model")
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "export_savedmodel.py"),
+            "--task_name=SST-2",
+            f"--albert_config_file={config_path}",
+            f"--spm_model_file={spm}",
+            "--max_seq_length=16",
+            f"--checkpoint={tmp_path / 'run' / 'ckpt-7'}",
+            f"--export_dir={tmp_path / 'serving'}",
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"},
+        cwd=str(ROOT),
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    export = tmp_path / "serving" / "7"
+    got = _run_tf1_loader(
+        tmp_path, [{"name": "t", "dir": str(export), "signature": "serving_default", "feeds": {"text_a": ["a b", ""]}}]
+    )["t"]
+    assert got["inputs"] == ["text_a"] and set(got["label"]) <= {"0", "1"}
+    x = {"input_ids": np.array([[2, 3]], np.int32), "input_mask": np.ones((1, 2), np.int32)}
+    x["segment_ids"] = np.zeros((1, 2), np.int32)
+    ref = _softmax(model(x, training=False)["logits"].numpy())
+    ids = [[2, 3] + [0] * 14]
+    feeds = {"input_ids": ids, "input_mask": [[1, 1] + [0] * 14], "segment_ids": [[0] * 16]}
+    got = _run_tf1_loader(tmp_path, [{"name": "i", "dir": str(export), "signature": "serve_token_ids", "feeds": feeds}])
+    np.testing.assert_allclose(np.array(got["i"]["probabilities"]), ref, atol=1e-6)  # the checkpoint's weights

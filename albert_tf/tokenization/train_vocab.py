@@ -1,0 +1,196 @@
+r"""Train an ALBERT SentencePiece vocabulary with the official ``spm_train`` settings (spec section 5).
+
+The official models were built with::
+
+    spm_train --input all.txt --model_prefix=30k-clean --vocab_size=30000 --pad_id=0 --unk_id=1 --eos_id=-1
+      --bos_id=-1 --control_symbols=[CLS],[SEP],[MASK] --user_defined_symbols="(,),\",-,.,–,£,€"
+      --shuffle_input_sentence=true --input_sentence_size=10000000 --character_coverage=0.99995
+      --model_type=unigram
+
+This command uses those values as flag defaults (same flag names), so the ids come out as ``<pad>`` = 0,
+``<unk>`` = 1, ``[CLS]`` = 2, ``[SEP]`` = 3, ``[MASK]`` = 4, then the user-defined symbols. Differences from running
+``spm_train`` by hand:
+
+* ``--input`` takes files *or folders* (recursively); each file is read as UTF-8, or as ISO-8859-1 when it is not
+  valid UTF-8 (reported per file), and blank lines are skipped;
+* ``--preprocess`` (off by default, as the official) first applies ``preprocess_text(lower=--do_lower_case,
+  keep_accents=--keep_accents)``, so the vocabulary is learned on exactly what ``FullTokenizer`` feeds the model;
+* lines longer than ``--max_sentence_length`` bytes (which SentencePiece would drop) are counted and reported;
+* the result is loaded with ``FullTokenizer`` and its special ids checked before the command reports success.
+
+Example::
+
+    python -m albert_tf.tokenization.train_vocab --input=../shared/data/text --model_prefix=/tmp/my-2k \
+        --vocab_size=2000 --input_sentence_size=200000
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import os
+from collections.abc import Iterator
+
+from absl import app, flags, logging
+
+__all__ = ["train_vocab"]
+
+OFFICIAL_CONTROL_SYMBOLS = ["[CLS]", "[SEP]", "[MASK]"]
+OFFICIAL_USER_DEFINED_SYMBOLS = ["(", ")", '"', "-", ".", "–", "£", "€"]
+EXPECTED_FIRST_PIECES = ["<pad>", "<unk>", "[CLS]", "[SEP]", "[MASK]"]
+
+
+def train_vocab(
+    inputs: list[str | os.PathLike],
+    model_prefix: str,
+    vocab_size: int = 30000,
+    model_type: str = "unigram",
+    character_coverage: float = 0.99995,
+    input_sentence_size: int = 10_000_000,
+    shuffle_input_sentence: bool = True,
+    control_symbols: list[str] | None = None,
+    user_defined_symbols: list[str] | None = None,
+    pad_id: int = 0,
+    unk_id: int = 1,
+    bos_id: int = -1,
+    eos_id: int = -1,
+    max_sentence_length: int = 4192,
+    preprocess: bool = False,
+    do_lower_case: bool = True,
+    keep_accents: bool = False,
+    num_threads: int = 1,
+    random_seed: int | None = 12345,
+) -> dict:
+    """Train ``<model_prefix>.model`` / ``.vocab``; returns a summary (line counts, encodings, first pieces)."""
+    import sentencepiece as spm
+
+    from albert_tf.tokenization.corpus import corpus_files, decode_text_file, split_lines
+    from albert_tf.tokenization.full_tokenizer import FullTokenizer
+    from albert_tf.tokenization.preprocess import preprocess_text
+
+    if vocab_size < 10:
+        raise ValueError(f"--vocab_size must be at least 10, got {vocab_size}")
+    files = corpus_files(inputs)  # raises before any work if an input is missing
+    prefix_dir = os.path.dirname(os.path.abspath(model_prefix))
+    if not os.path.isdir(prefix_dir):
+        raise FileNotFoundError(f"--model_prefix {model_prefix}: folder {prefix_dir} does not exist")
+    control_symbols = OFFICIAL_CONTROL_SYMBOLS if control_symbols is None else control_symbols
+    user_defined_symbols = OFFICIAL_USER_DEFINED_SYMBOLS if user_defined_symbols is None else user_defined_symbols
+
+    stats: collections.Counter[str] = collections.Counter()
+    encodings: dict[str, str] = {}
+
+    def sentences() -> Iterator[str]:
+        for f in files:
+            text, encoding = decode_text_file(f)
+            encodings[str(f)] = encoding
+            for line in split_lines(text):
+                if preprocess:
+                    line = preprocess_text(line, lower=do_lower_case, keep_accents=keep_accents)
+                if not line.strip():
+                    stats["blank_lines_skipped"] += 1
+                    continue
+                if len(line.encode("utf-8")) > max_sentence_length:
+                    stats["too_long_lines_skipped_by_sentencepiece"] += 1
+                stats["lines"] += 1
+                yield line
+
+    if random_seed is not None:
+        spm.set_random_generator_seed(random_seed)
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=sentences(),
+        model_prefix=model_prefix,
+        vocab_size=vocab_size,
+        model_type=model_type,
+        character_coverage=character_coverage,
+        input_sentence_size=input_sentence_size,
+        shuffle_input_sentence=shuffle_input_sentence,
+        control_symbols=control_symbols,
+        user_defined_symbols=user_defined_symbols,
+        pad_id=pad_id,
+        unk_id=unk_id,
+        bos_id=bos_id,
+        eos_id=eos_id,
+        max_sentence_length=max_sentence_length,
+        num_threads=num_threads,
+        minloglevel=1,
+    )
+    tok = FullTokenizer(spm_model_file=f"{model_prefix}.model", do_lower_case=do_lower_case)
+    first = tok.convert_ids_to_tokens(range(5))
+    official_layout = control_symbols == OFFICIAL_CONTROL_SYMBOLS and (pad_id, unk_id) == (0, 1)
+    if official_layout and first != EXPECTED_FIRST_PIECES:
+        raise RuntimeError(f"{model_prefix}.model: first pieces {first}, expected {EXPECTED_FIRST_PIECES}")
+    non_utf8 = sorted(f for f, e in encodings.items() if e != "utf-8")
+    return {
+        "model": f"{model_prefix}.model",
+        "vocab_size": tok.vocab_size,
+        "first_pieces": first,
+        "files": len(files),
+        "files_read_as_iso_8859_1": non_utf8,
+        **dict(stats),
+        "identity": tok.identity(),
+    }
+
+
+FLAGS = flags.FLAGS
+
+
+def _define_flags() -> None:
+    flags.DEFINE_list("input", None, "Text files or folders of them (recursive); one sentence per line.")
+    flags.DEFINE_string("model_prefix", None, "Output prefix: writes <prefix>.model and <prefix>.vocab.")
+    flags.DEFINE_integer("vocab_size", 30000, "Vocabulary size (official: 30000).")
+    flags.DEFINE_enum("model_type", "unigram", ["unigram", "bpe", "char", "word"], "Official: unigram.")
+    flags.DEFINE_float("character_coverage", 0.99995, "Character coverage (official: 0.99995).")
+    flags.DEFINE_integer("input_sentence_size", 10_000_000, "Sentences sampled for training (official: 1e7).")
+    flags.DEFINE_bool("shuffle_input_sentence", True, "Sample the training sentences at random (official: true).")
+    flags.DEFINE_list("control_symbols", OFFICIAL_CONTROL_SYMBOLS, "Control symbols (ids right after pad/unk).")
+    flags.DEFINE_list("user_defined_symbols", OFFICIAL_USER_DEFINED_SYMBOLS, "Pieces that are never split.")
+    flags.DEFINE_integer("pad_id", 0, "Id of <pad>.")
+    flags.DEFINE_integer("unk_id", 1, "Id of <unk>.")
+    flags.DEFINE_integer("bos_id", -1, "Id of <s> (-1: none, official).")
+    flags.DEFINE_integer("eos_id", -1, "Id of </s> (-1: none, official).")
+    flags.DEFINE_integer("max_sentence_length", 4192, "Longer lines (bytes) are skipped by SentencePiece; counted.")
+    flags.DEFINE_bool("preprocess", False, "Apply preprocess_text before training (not in the official command).")
+    flags.DEFINE_bool("do_lower_case", True, "With --preprocess: lower-case (and the tokenizer flag for the check).")
+    flags.DEFINE_bool("keep_accents", False, "With --preprocess: keep combining marks.")
+    flags.DEFINE_integer("num_threads", 1, "SentencePiece trainer threads.")
+    flags.DEFINE_integer("random_seed", 12345, "Seed of SentencePiece's sampling (reproducible vocabularies).")
+
+
+def main(argv: list[str]) -> None:
+    if len(argv) > 1:
+        raise app.UsageError(f"unexpected arguments: {argv[1:]}")
+    summary = train_vocab(
+        inputs=FLAGS.input,
+        model_prefix=FLAGS.model_prefix,
+        vocab_size=FLAGS.vocab_size,
+        model_type=FLAGS.model_type,
+        character_coverage=FLAGS.character_coverage,
+        input_sentence_size=FLAGS.input_sentence_size,
+        shuffle_input_sentence=FLAGS.shuffle_input_sentence,
+        control_symbols=FLAGS.control_symbols,
+        user_defined_symbols=FLAGS.user_defined_symbols,
+        pad_id=FLAGS.pad_id,
+        unk_id=FLAGS.unk_id,
+        bos_id=FLAGS.bos_id,
+        eos_id=FLAGS.eos_id,
+        max_sentence_length=FLAGS.max_sentence_length,
+        preprocess=FLAGS.preprocess,
+        do_lower_case=FLAGS.do_lower_case,
+        keep_accents=FLAGS.keep_accents,
+        num_threads=FLAGS.num_threads,
+        random_seed=FLAGS.random_seed,
+    )
+    logging.info("trained %s", summary["model"])
+    print(json.dumps(summary, ensure_ascii=False, indent=1))
+
+
+def run() -> None:
+    """Console-script entry point."""
+    _define_flags()
+    flags.mark_flags_as_required(["input", "model_prefix"])
+    app.run(main)
+
+
+if __name__ == "__main__":
+    run()

@@ -53,7 +53,7 @@ setup(
         "export_savedmodel",
     ],
     include_package_data=True,
-    package_data={"albert_tf": ["configs/*.json"]},
+    package_data={"albert_tf": ["configs/*.json", "configs/*.flags", "configs/glue/*.flags"]},
     install_requires=INSTALL_REQUIRES,
     extras_require=EXTRAS,
     entry_points={
@@ -66,6 +66,7 @@ setup(
             "create_pretraining_data=create_pretraining_data:main",
             "export_savedmodel=export_savedmodel:main",
             "albert_convert_checkpoint=albert_tf.checkpoints.__main__:main",
+            "albert_train_vocab=albert_tf.tokenization.train_vocab:run",
         ]
     },
 )

@@ -1,6 +1,7 @@
 """Keras layers and models of ALBERT."""
 
 from albert_tf.modeling.attention import AlbertAttention
+from albert_tf.modeling.classifier import AlbertClassifier
 from albert_tf.modeling.embeddings import AlbertEmbeddings, TiedEmbedding
 from albert_tf.modeling.encoder import AlbertEncoder
 from albert_tf.modeling.heads import MaskedLMHead, SentenceOrderHead
@@ -9,6 +10,7 @@ from albert_tf.modeling.transformer import AttentionSublayer, FeedForwardSublaye
 
 __all__ = [
     "AlbertAttention",
+    "AlbertClassifier",
     "AlbertEmbeddings",
     "AlbertEncoder",
     "AlbertPretrainer",

@@ -1,0 +1,99 @@
+"""Plain text -> the pretraining input format: one sentence per line, a blank line between documents.
+
+Each input file is one document. Inside a file, paragraphs are separated by blank lines; the lines of a paragraph
+are joined (hard-wrapped text) and split into sentences by :func:`split_sentences`, a simple rule-based splitter:
+a sentence ends at ``.``, ``!`` or ``?`` (plus closing quotes/brackets) followed by white space and an upper-case
+letter, a digit or an opening quote, unless the word before the period is a known abbreviation ("Mr.", "Dr.",
+"e.g.") or a single capital initial ("J."). Good enough for pretraining segments; not a linguistic tool.
+
+Input encodings are tried in order per file (e.g. ``("utf-8", "iso-8859-1")``); the output is UTF-8.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+__all__ = ["decode_file", "paragraphs", "prepare_files", "split_sentences"]
+
+_ABBREVIATIONS = {
+    "mr", "mrs", "ms", "dr", "st", "jr", "sr", "prof", "gen", "col", "capt", "lt", "sgt", "rev", "hon", "gov", "sen",
+    "rep", "vs", "etc", "e.g", "i.e", "no", "vol", "fig", "co", "inc", "ltd", "mt", "ft", "messrs", "u.s", "u.n",
+}
+_BOUNDARY = re.compile(r"""([.!?]+["'\u201d\u2019)\]]*)\s+(?=["'\u201c\u2018(\[]?[A-Z0-9])""")
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences of one paragraph (white space collapsed)."""
+    text = " ".join(text.split())
+    if not text:
+        return []
+    out: list[str] = []
+    start = 0
+    for m in _BOUNDARY.finditer(text):
+        end = m.end(1)
+        words = text[start:m.start(1)].split()
+        last = words[-1].lower().rstrip(".") if words else ""
+        if m.group(1) == "." and (last in _ABBREVIATIONS or (len(last) == 1 and last.isalpha())):
+            continue
+        out.append(text[start:end].strip())
+        start = m.end()
+    tail = text[start:].strip()
+    if tail:
+        out.append(tail)
+    return [s for s in out if s]
+
+
+def decode_file(path: str, encodings: Sequence[str] = ("utf-8",)) -> tuple[str, str]:
+    """(text, encoding used): the first of ``encodings`` that decodes the whole file; a clear error otherwise."""
+    with open(path, "rb") as f:
+        data = f.read()
+    errors = []
+    for enc in encodings:
+        try:
+            return data.decode(enc), enc
+        except UnicodeDecodeError as e:
+            errors.append(f"{enc}: byte offset {e.start} ({data[e.start:e.end]!r})")
+    raise ValueError(f"{path}: cannot decode with any of {list(encodings)}: " + "; ".join(errors))
+
+
+def paragraphs(text: str) -> Iterable[str]:
+    """Blank-line separated paragraphs, their lines joined with spaces."""
+    block: list[str] = []
+    for line in text.splitlines():
+        if line.strip():
+            block.append(line.strip())
+        elif block:
+            yield " ".join(block)
+            block = []
+    if block:
+        yield " ".join(block)
+
+
+def prepare_files(input_files: Sequence[str], output_file: str, encodings: Sequence[str] = ("utf-8",),
+                  min_sentences: int = 1) -> dict:
+    """Convert ``input_files`` (one document each) into ``output_file``; returns counts.
+
+    Documents with fewer than ``min_sentences`` sentences are skipped and counted.
+    """
+    counts = {"files": 0, "documents": 0, "skipped_documents": 0, "paragraphs": 0, "sentences": 0, "encodings": {}}
+    with open(output_file, "w", encoding="utf-8", newline="\n") as out:
+        first = True
+        for path in input_files:
+            text, enc = decode_file(path, encodings)
+            counts["files"] += 1
+            counts["encodings"][enc] = counts["encodings"].get(enc, 0) + 1
+            sentences: list[str] = []
+            for para in paragraphs(text):
+                counts["paragraphs"] += 1
+                sentences.extend(split_sentences(para))
+            if len(sentences) < max(1, min_sentences):
+                counts["skipped_documents"] += 1
+                continue
+            if not first:
+                out.write("\n")
+            out.write("\n".join(sentences) + "\n")
+            first = False
+            counts["documents"] += 1
+            counts["sentences"] += len(sentences)
+    return counts

@@ -1,0 +1,25 @@
+"""Pretraining data: n-gram masked LM + sentence-order instances as TFRecords (official algorithm, streaming).
+
+Modules, one job each: ``reading`` (input files, decode check, chunks), ``vocabulary`` (batched ids, start-piece
+table), ``instances`` (sentence pairs and sentence-order policies), ``masking`` (n-gram masking), ``records``
+(``tf.train.Example`` bytes, sharded TFRecord writing, read-back), ``pipeline`` (multi-process streaming driver,
+sidecar, summary), ``stats`` (statistics computed from written records), ``cli`` (absl flags).
+"""
+
+from albert_tf.data.pretraining.pipeline import (
+    PretrainingDataConfig,
+    chunk_seeds,
+    create_pretraining_data,
+    resolve_output_files,
+)
+from albert_tf.data.pretraining.reading import InputError
+from albert_tf.data.pretraining.vocabulary import TokenizerSpec
+
+__all__ = [
+    "InputError",
+    "PretrainingDataConfig",
+    "TokenizerSpec",
+    "chunk_seeds",
+    "create_pretraining_data",
+    "resolve_output_files",
+]

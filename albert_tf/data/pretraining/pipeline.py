@@ -1,0 +1,401 @@
+"""The streaming, multi-process driver: chunks of documents -> instances -> shuffled, sharded TFRecords + sidecar.
+
+Data flow (memory is bounded by ``chunk_chars``, ``num_workers`` and ``shuffle_buffer_size``, not by the corpus):
+
+1. the main process checks every input file decodes (:func:`scan_inputs`), then reads chunks of whole documents;
+2. each chunk is processed on its own (in a worker process when ``num_workers > 1``), exactly as the official
+   script processes a whole corpus: tokenize, ``rng.shuffle(documents)``, ``dupe_factor`` passes of
+   ``create_instances_from_document``, ``rng.shuffle(instances)``. Random-document negatives come from the same
+   chunk. The chunk's generators are ``random.Random`` (seeded with ``random_seed`` itself for chunk 0, as the
+   official, and with a hash of (random_seed, chunk index) for the others) and a ``RandomState`` for the n-gram
+   lengths (hash of (random_seed, chunk index)), so nothing depends on the number of workers;
+3. the main process takes chunk results *in chunk order*, passes the records through a random-replacement buffer of
+   ``shuffle_buffer_size`` records (its own seeded generator; what is left at the end is written in buffer order),
+   and writes record k to output file k % len(output_files), as the official does.
+
+Difference from the official (stated in ``--help``): the official shuffles all documents and all instances of the
+whole corpus in RAM; here shuffling is global within a chunk and across chunks only as far as the buffer reaches.
+A corpus that fits in one chunk, with ``shuffle_buffer_size`` at least its instance count, gives the official
+instances in the official order (with numpy's global RNG seeded as :func:`chunk_seeds` says; tested).
+"""
+
+from __future__ import annotations
+
+import collections
+import hashlib
+import json
+import multiprocessing
+import os
+import random
+import time
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from albert_tf.data.pretraining.instances import Instance, InstanceConfig, create_instances_from_document
+from albert_tf.data.pretraining.masking import MaskingConfig, NgramSampler, shuffle
+from albert_tf.data.pretraining.reading import Chunk, InputError, iter_chunks, resolve_input_files, scan_inputs
+from albert_tf.data.pretraining.records import ExampleEncoder, TFRecordShardWriter
+from albert_tf.data.pretraining.vocabulary import LineEncoder, TokenizerSpec
+
+__all__ = [
+    "PretrainingDataConfig",
+    "chunk_seeds",
+    "create_pretraining_data",
+    "format_summary",
+    "process_chunk",
+    "resolve_output_files",
+]
+
+SIDECAR_FORMAT = "albert-tf/pretraining-data/v1"
+
+
+class PretrainingDataConfig:
+    """Every flag that changes the records (official names and defaults, plus this project's additions)."""
+
+    FIELDS = {
+        "max_seq_length": 512,
+        "max_predictions_per_seq": 20,
+        "random_seed": 12345,
+        "dupe_factor": 40,
+        "masked_lm_prob": 0.15,
+        "short_seq_prob": 0.1,
+        "ngram": 3,
+        "do_whole_word_mask": True,
+        "do_permutation": False,
+        "favor_shorter_ngram": True,
+        "sentence_order": "official",
+        "short_seq_scope": "document",
+        "do_lower_case": True,
+        "keep_accents": False,
+        "input_encoding": "utf-8",
+        "file_is_document_boundary": False,
+        "chunk_size_mb": 1.0,
+        "shuffle_buffer_size": 100_000,
+    }
+
+    def __init__(self, **kwargs):
+        unknown = set(kwargs) - set(self.FIELDS)
+        if unknown:
+            raise TypeError(f"unknown PretrainingDataConfig fields: {sorted(unknown)}")
+        for k, v in self.FIELDS.items():
+            setattr(self, k, kwargs.get(k, v))
+        self.validate()
+
+    def validate(self) -> None:
+        def need(cond: bool, msg: str) -> None:
+            if not cond:
+                raise InputError(msg)
+
+        need(self.max_seq_length >= 5, f"--max_seq_length must be >= 5, got {self.max_seq_length}")
+        need(self.max_predictions_per_seq >= 1,
+             f"--max_predictions_per_seq must be >= 1, got {self.max_predictions_per_seq}")
+        need(self.dupe_factor >= 1, f"--dupe_factor must be >= 1, got {self.dupe_factor}")
+        need(0.0 <= self.masked_lm_prob <= 1.0, f"--masked_lm_prob must be in [0, 1], got {self.masked_lm_prob}")
+        need(0.0 <= self.short_seq_prob <= 1.0, f"--short_seq_prob must be in [0, 1], got {self.short_seq_prob}")
+        need(self.ngram >= 1, f"--ngram must be >= 1, got {self.ngram}")
+        need(self.chunk_size_mb > 0, f"--chunk_size_mb must be > 0, got {self.chunk_size_mb}")
+        need(self.shuffle_buffer_size >= 1, f"--shuffle_buffer_size must be >= 1, got {self.shuffle_buffer_size}")
+        need(self.sentence_order in ("official", "pure", "nsp", "none"),
+             f"--sentence_order must be official|pure|nsp|none, got {self.sentence_order!r}")
+        need(self.short_seq_scope in ("document", "instance"),
+             f"--short_seq_scope must be document|instance, got {self.short_seq_scope!r}")
+
+    def as_dict(self) -> dict:
+        return {k: getattr(self, k) for k in self.FIELDS}
+
+    @property
+    def max_predictions(self) -> int:
+        return self.max_predictions_per_seq * (1 + int(self.do_permutation))
+
+
+def _hash_int(*parts) -> int:
+    digest = hashlib.sha256("/".join(str(p) for p in parts).encode()).digest()
+    return int.from_bytes(digest[:16], "little")
+
+
+def chunk_seeds(random_seed: int, chunk_index: int) -> tuple[int, int]:
+    """(Python ``random.Random`` seed, numpy ``RandomState`` seed < 2**32) of a chunk.
+
+    Chunk 0 uses ``random_seed`` itself for ``random.Random``, as the official script does for the whole corpus.
+    """
+    py_seed = random_seed if chunk_index == 0 else _hash_int("albert-tf", "chunk", random_seed, chunk_index)
+    np_seed = _hash_int("albert-tf", "ngram", random_seed, chunk_index) % (1 << 32)
+    return py_seed, np_seed
+
+
+def resolve_output_files(spec: str) -> list[str]:
+    """Comma-separated output files; an item ``path@N`` expands to ``path-00000-of-0000N`` ... (N shards)."""
+    out: list[str] = []
+    for item in [p.strip() for p in (spec or "").split(",") if p.strip()]:
+        if "@" in os.path.basename(item):
+            base, _, n = item.rpartition("@")
+            if not n.isdigit() or int(n) < 1:
+                raise InputError(f"--output_file: {item!r}: expected PATH@N with N >= 1 shards")
+            n = int(n)
+            out.extend(f"{base}-{i:05d}-of-{n:05d}" for i in range(n))
+        else:
+            out.append(item)
+    if not out:
+        raise InputError("--output_file is empty (give a file, a comma-separated list, or PATH@N)")
+    if len(set(out)) != len(out):
+        raise InputError("--output_file names the same file twice")
+    return out
+
+
+# ----------------------------------------------------------------------------------------------- per-chunk work
+class ChunkContext:
+    """Everything a process needs to turn chunks into records (built once per process)."""
+
+    def __init__(self, config: PretrainingDataConfig, tokenizer_spec: TokenizerSpec):
+        self.config = config
+        self.encoder = LineEncoder(tokenizer_spec.build())
+        masking = MaskingConfig(
+            start_table=self.encoder.start_table,
+            mask_id=self.encoder.mask_id,
+            random_word_ids=self.encoder.random_word_ids,
+            masked_lm_prob=config.masked_lm_prob,
+            max_predictions_per_seq=config.max_predictions_per_seq,
+            do_whole_word_mask=config.do_whole_word_mask,
+            do_permutation=config.do_permutation,
+        )
+        self.instance_config = InstanceConfig(
+            max_seq_length=config.max_seq_length,
+            short_seq_prob=config.short_seq_prob,
+            cls_id=self.encoder.cls_id,
+            sep_id=self.encoder.sep_id,
+            masking=masking,
+            sentence_order=config.sentence_order,
+            short_seq_scope=config.short_seq_scope,
+        )
+        self.example_encoder = ExampleEncoder(config.max_seq_length, config.max_predictions, self.encoder.vocab_size)
+
+
+def documents_from_lines(encoder: LineEncoder, lines: list[str], counters: dict) -> list[list[list[int]]]:
+    """Official reader semantics: separator lines start a new document, token-less lines are dropped, empty
+    documents removed. Counts lines, blank_lines, lines_without_tokens, documents, empty_documents, tokens."""
+    ids, no_tokens = encoder.encode_lines(lines)
+    documents: list[list[list[int]]] = [[]]
+    had_text = [False]
+    for seg in ids:
+        if seg is None:
+            counters["blank_lines"] += 1
+            documents.append([])
+            had_text.append(False)
+            continue
+        had_text[-1] = True
+        if seg:
+            documents[-1].append(seg)
+    counters["lines"] += len(lines)
+    counters["lines_without_tokens"] += no_tokens
+    counters["empty_documents"] += sum(1 for d, t in zip(documents, had_text, strict=True) if t and not d)
+    documents = [d for d in documents if d]
+    counters["documents"] += len(documents)
+    counters["tokens"] += sum(len(s) for d in documents for s in d)
+    return documents
+
+
+def _new_counters() -> dict:
+    return collections.Counter(
+        {k: 0 for k in ("lines", "blank_lines", "lines_without_tokens", "documents", "empty_documents", "tokens",
+                        "instances", "instance_tokens", "masked_positions", "label_0", "label_1",
+                        "skipped_single_token_chunks", "split_documents", "chunks")}
+    )
+
+
+def process_chunk(chunk: Chunk, ctx: ChunkContext) -> tuple[int, list[bytes], dict]:
+    """One chunk -> (chunk index, serialized examples in their shuffled order, counters)."""
+    config = ctx.config
+    counters = _new_counters()
+    counters["chunks"] = 1
+    counters["split_documents"] = chunk.split_documents
+    documents = documents_from_lines(ctx.encoder, chunk.lines, counters)
+    records: list[bytes] = []
+    if not documents:
+        return chunk.index, records, dict(counters)
+    py_seed, np_seed = chunk_seeds(config.random_seed, chunk.index)
+    rng = random.Random(py_seed)
+    sampler = NgramSampler(np.random.RandomState(np_seed), config.ngram, config.favor_shorter_ngram)
+    encode = ctx.example_encoder.encode
+    append = records.append
+    stats = [0, 0, 0, 0]  # instances, real tokens, masked positions, label-1 count
+
+    def emit(inst: Instance) -> None:
+        append(encode(inst))
+        stats[0] += 1
+        stats[1] += len(inst.ids)
+        stats[2] += len(inst.positions)
+        stats[3] += inst.label
+
+    shuffle(documents, rng)
+    icfg = ctx.instance_config
+    for _ in range(config.dupe_factor):
+        for document_index in range(len(documents)):
+            create_instances_from_document(documents, document_index, icfg, rng, sampler, emit, counters)
+    shuffle(records, rng)
+    counters["instances"] += stats[0]
+    counters["instance_tokens"] += stats[1]
+    counters["masked_positions"] += stats[2]
+    counters["label_1"] += stats[3]
+    counters["label_0"] += stats[0] - stats[3]
+    return chunk.index, records, dict(counters)
+
+
+_WORKER_CTX: ChunkContext | None = None
+
+
+def _init_worker(config: PretrainingDataConfig, tokenizer_spec: TokenizerSpec) -> None:
+    global _WORKER_CTX
+    _WORKER_CTX = ChunkContext(config, tokenizer_spec)
+
+
+def _work(chunk: Chunk):
+    return process_chunk(chunk, _WORKER_CTX)
+
+
+class ShuffleBuffer:
+    """Random-replacement buffer: when full, a uniformly chosen slot is emitted and replaced by the new record."""
+
+    def __init__(self, size: int, seed: int, sink: Callable[[bytes], None]):
+        self.size = size
+        self.buf: list[bytes] = []
+        self.rng = random.Random(seed)
+        self.sink = sink
+
+    def push(self, record: bytes) -> None:
+        if len(self.buf) < self.size:
+            self.buf.append(record)
+            return
+        j = self.rng.randrange(self.size)
+        self.sink(self.buf[j])
+        self.buf[j] = record
+
+    def finish(self) -> None:
+        for record in self.buf:
+            self.sink(record)
+        self.buf = []
+
+
+def _chunk_results(chunks, ctx: ChunkContext, ctx_args, num_workers: int):
+    """Results of process_chunk in chunk order; at most 2 * num_workers chunks in flight."""
+    if num_workers <= 1:
+        for chunk in chunks:
+            yield process_chunk(chunk, ctx)
+        return
+    mp = multiprocessing.get_context("spawn")  # workers never inherit TensorFlow state
+    with mp.Pool(num_workers, initializer=_init_worker, initargs=ctx_args) as pool:
+        pending: collections.deque = collections.deque()
+        for chunk in chunks:
+            pending.append(pool.apply_async(_work, (chunk,)))
+            if len(pending) >= 2 * num_workers:
+                yield pending.popleft().get()
+        while pending:
+            yield pending.popleft().get()
+
+
+def create_pretraining_data(
+    input_files: Sequence[str] | str,
+    output_files: Sequence[str] | str,
+    tokenizer_spec: TokenizerSpec,
+    config: PretrainingDataConfig,
+    num_workers: int = 1,
+    metadata_file: str | None = None,
+    log: Callable[[str], None] | None = print,
+) -> dict:
+    """Create the TFRecords and the JSON sidecar; returns the summary (counts, files, timings)."""
+    t0 = time.perf_counter()
+    if isinstance(input_files, str):
+        input_files = resolve_input_files(input_files)
+    if isinstance(output_files, str):
+        output_files = resolve_output_files(output_files)
+    input_files, output_files = list(input_files), list(output_files)
+    if num_workers < 1:
+        raise InputError(f"--num_workers must be >= 1, got {num_workers}")
+    _check_tokenizer_files(tokenizer_spec)
+    scan = scan_inputs(input_files, config.input_encoding)
+    # Fail fast on a bad model / vocab (also a vocab without [CLS]/[SEP]/[MASK]) before any worker starts.
+    ctx = ChunkContext(config, tokenizer_spec)
+    identity = ctx.encoder.tokenizer.identity()
+    if log:
+        log(f"create_pretraining_data: {len(input_files)} input file(s), {scan['input_bytes']:,} bytes, "
+            f"{scan['text_lines']:,} text lines -> {len(output_files)} output file(s), {num_workers} worker(s)")
+    for path in output_files:
+        parent = os.path.dirname(os.path.abspath(path))
+        os.makedirs(parent, exist_ok=True)
+
+    chunks = iter_chunks(input_files, config.input_encoding, int(config.chunk_size_mb * (1 << 20)),
+                         config.file_is_document_boundary)
+    totals = _new_counters()
+    with TFRecordShardWriter(output_files) as writer:
+        buffer = ShuffleBuffer(config.shuffle_buffer_size, _hash_int("albert-tf", "shuffle", config.random_seed),
+                               writer.write)
+        for _, records, counters in _chunk_results(chunks, ctx, (config, tokenizer_spec), num_workers):
+            totals.update(counters)
+            for record in records:
+                buffer.push(record)
+        buffer.finish()
+        per_shard = list(writer.counts)
+    elapsed = time.perf_counter() - t0
+
+    counts = {**{k: scan[k] for k in ("files", "empty_files", "blank_only_files", "input_bytes")}, **dict(totals)}
+    counts["instances_per_output_file"] = per_shard
+    sidecar = {
+        "format": SIDECAR_FORMAT,
+        "flags": config.as_dict(),
+        "tokenizer": {"identity": identity, "vocab_file": tokenizer_spec.vocab_file,
+                      "spm_model_file": tokenizer_spec.spm_model_file},
+        "input_files": input_files,
+        "output_files": [os.path.basename(p) for p in output_files],
+        "counts": counts,
+    }
+    metadata_file = metadata_file or default_metadata_file(output_files)
+    with open(metadata_file, "w", encoding="utf-8") as f:
+        json.dump(sidecar, f, indent=2, sort_keys=True)
+        f.write("\n")
+    summary = {"counts": counts, "output_files": output_files, "metadata_file": metadata_file,
+               "seconds": elapsed, "instances_per_second": counts["instances"] / elapsed if elapsed > 0 else 0.0}
+    if log:
+        log(format_summary(summary))
+    if counts["instances"] == 0:
+        raise InputError("no instances were created (every document was empty); see the counts above")
+    return summary
+
+
+def default_metadata_file(output_files: Sequence[str]) -> str:
+    """``<first output>.json``, or ``<prefix>.json`` for ``PATH-00000-of-0000N`` shards."""
+    first = output_files[0]
+    base = first.split("-00000-of-")[0] if "-00000-of-" in first else first
+    return base + ".json"
+
+
+def _check_tokenizer_files(spec: TokenizerSpec) -> None:
+    if spec.spm_model_file:
+        if "://" not in spec.spm_model_file and not os.path.isfile(spec.spm_model_file):
+            raise InputError(f"--spm_model_file={spec.spm_model_file}: file not found")
+    elif spec.vocab_file:
+        if "://" not in spec.vocab_file and not os.path.isfile(spec.vocab_file):
+            raise InputError(f"--vocab_file={spec.vocab_file}: file not found")
+    else:
+        raise InputError("give --spm_model_file (SentencePiece model) or --vocab_file (WordPiece vocab)")
+
+
+def format_summary(summary: dict) -> str:
+    c = summary["counts"]
+    masked = c["masked_positions"]
+    lines = [
+        "*** Summary ***",
+        f"  input: {c['files']} file(s) ({c['empty_files']} empty, {c['blank_only_files']} blank-only), "
+        f"{c['input_bytes']:,} bytes, {c['lines']:,} lines ({c['blank_lines']:,} separators, "
+        f"{c['lines_without_tokens']:,} without tokens, skipped)",
+        f"  documents: {c['documents']:,} ({c['empty_documents']:,} empty skipped, {c['split_documents']:,} split "
+        f"at chunk boundaries), {c['tokens']:,} tokens, {c['chunks']:,} chunk(s)",
+        f"  instances: {c['instances']:,} ({c['instance_tokens']:,} tokens, {masked:,} masked positions, "
+        f"{masked / max(c['instances'], 1):.2f} per instance); sentence-order labels 0/1: "
+        f"{c['label_0']:,}/{c['label_1']:,}"
+        + (f"; {c['skipped_single_token_chunks']:,} single-token chunks skipped"
+           if c["skipped_single_token_chunks"] else ""),
+        f"  output: {len(summary['output_files'])} file(s), instances per file {c['instances_per_output_file']}; "
+        f"sidecar {summary['metadata_file']}",
+        f"  time: {summary['seconds']:.1f} s, {summary['instances_per_second']:,.0f} instances/s",
+    ]
+    return "\n".join(lines)

@@ -1,0 +1,107 @@
+"""Statistics of written pretraining records, computed from the records alone (not from generator counters).
+
+Used by the statistical tests and ``python -m albert_tf.data.pretraining.stats --records ... --mask_id 4``.
+
+* ``mask_shares``: among real masked positions, the share whose input id is ``[MASK]``, the original id
+  (``masked_lm_ids``) or something else (random word);
+* ``label_1_share``: share of ``next_sentence_labels == 1``;
+* ``short_share``: share of records with fewer than ``max_seq_length`` real tokens;
+* ``run_lengths``: words are a ``token_boundary == 1`` position plus the following 0 positions; a word is fully
+  masked when all of its pieces are masked positions; maximal runs of consecutive fully masked words, by length
+  1 / 2 / 3 / >=4, as shares of all runs;
+* ``budget``: how often the number of predictions equals / is below
+  ``min(max_predictions_per_seq, max(1, round(n_real * masked_lm_prob)))``, and any excess (must be 0).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Sequence
+
+import numpy as np
+
+__all__ = ["record_statistics"]
+
+
+def record_statistics(paths: Sequence[str], mask_id: int, max_predictions_per_seq: int = 20,
+                      masked_lm_prob: float = 0.15, limit: int | None = None) -> dict:
+    from albert_tf.data.pretraining.records import parse_examples
+
+    n = 0
+    mask = orig = rand = 0
+    label1 = 0
+    short = 0
+    runs = np.zeros(5, dtype=np.int64)  # index 1..3, 4 = >=4
+    budget_equal = budget_below = budget_over = 0
+    seq_len = None
+    for ex in parse_examples(paths, limit):
+        n += 1
+        ids = np.asarray(ex["input_ids"])
+        seq_len = len(ids)
+        n_real = int(np.sum(ex["input_mask"]))
+        if n_real < seq_len:
+            short += 1
+        label1 += int(ex["next_sentence_labels"][0])
+        w = np.asarray(ex["masked_lm_weights"]) > 0
+        pos = np.asarray(ex["masked_lm_positions"])[w]
+        lab = np.asarray(ex["masked_lm_ids"])[w]
+        cur = ids[pos]
+        is_mask = cur == mask_id
+        is_orig = (~is_mask) & (cur == lab)
+        mask += int(is_mask.sum())
+        orig += int(is_orig.sum())
+        rand += int(len(pos) - is_mask.sum() - is_orig.sum())
+        budget = min(max_predictions_per_seq, max(1, int(round(n_real * masked_lm_prob))))
+        k = len(pos)
+        budget_equal += k == budget
+        budget_below += k < budget
+        budget_over += k > budget
+        # whole-word runs
+        boundary = np.asarray(ex["token_boundary"])[:n_real]
+        masked = np.zeros(n_real, dtype=bool)
+        masked[pos] = True
+        starts = np.flatnonzero(boundary == 1)
+        if len(starts) == 0 or starts[0] != 0:
+            starts = np.concatenate([[0], starts])
+        word_id = np.cumsum(np.isin(np.arange(n_real), starts)) - 1
+        n_words = len(starts)
+        unmasked_count = np.bincount(word_id, weights=~masked, minlength=n_words)
+        full = unmasked_count == 0
+        run = 0
+        for f in full.tolist() + [False]:
+            if f:
+                run += 1
+            elif run:
+                runs[min(run, 4)] += 1
+                run = 0
+    total_masked = max(mask + orig + rand, 1)
+    total_runs = max(int(runs[1:].sum()), 1)
+    return {
+        "records": n,
+        "max_seq_length": seq_len,
+        "masked_positions": mask + orig + rand,
+        "mask_shares": {"mask": mask / total_masked, "original": orig / total_masked, "random": rand / total_masked},
+        "label_1_share": label1 / max(n, 1),
+        "short_share": short / max(n, 1),
+        "run_lengths": {"1": float(runs[1] / total_runs), "2": float(runs[2] / total_runs),
+                        "3": float(runs[3] / total_runs), ">=4": float(runs[4] / total_runs),
+                        "runs": int(runs[1:].sum())},
+        "budget": {"equal": budget_equal, "below": budget_below, "over": budget_over},
+    }
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--records", required=True, help="comma-separated TFRecord files")
+    p.add_argument("--mask_id", type=int, default=4)
+    p.add_argument("--max_predictions_per_seq", type=int, default=20)
+    p.add_argument("--masked_lm_prob", type=float, default=0.15)
+    p.add_argument("--limit", type=int, default=None)
+    a = p.parse_args(argv)
+    stats = record_statistics(a.records.split(","), a.mask_id, a.max_predictions_per_seq, a.masked_lm_prob, a.limit)
+    print(json.dumps(stats, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,211 @@
+"""Benchmark of create_pretraining_data: throughput and peak memory, with the official design side by side.
+
+Prints one JSON object. Measured in fresh subprocesses (peak memory = the largest sum of PSS over the process tree,
+sampled every 20 ms):
+
+* ``official``: the official single-process, fully in-memory algorithm (re-stated in
+  ``tests/test_pretraining_data_official.py``; per-line tokenization, per-piece start-piece tests,
+  ``tf.train.Example`` protos) on the first ``--official_mb`` MB of the corpus, and on twice that to show its
+  memory growing with the corpus;
+* ``ours_subset``: this project with ``--num_workers 1`` on the same subset and flags (the per-worker ratio);
+* ``ours``: the real corpus (../shared/data/text via data/prepare_text) and the corpus repeated 4 times
+  (concatenated in a temp dir), ``--num_workers`` 1 and 2.
+
+Times exclude interpreter start-up and the TensorFlow import (both sides import it before the clock starts).
+
+The shuffle buffer is set below the 1x corpus' instance count (``--shuffle_buffer_size``), so that the 1x run
+already reaches the steady state whose memory must not grow with the corpus.
+
+    python benchmarks/pretraining_data.py --repeats 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+_RUN_OURS = """
+import json, sys, time
+from albert_tf.data.pretraining import PretrainingDataConfig, TokenizerSpec, create_pretraining_data
+a = json.loads(sys.argv[1])
+import tensorflow  # the writer needs it; imported before the clock starts, as for the official run
+t = time.perf_counter()
+s = create_pretraining_data([a["input"]], a["output"] + "@2", TokenizerSpec(spm_model_file=a["spm"]),
+                            PretrainingDataConfig(**a["config"]), num_workers=a["workers"], log=None)
+print("RESULT " + json.dumps({"instances": s["counts"]["instances"], "seconds": time.perf_counter() - t}))
+"""
+
+_RUN_OFFICIAL = """
+import json, sys, time
+sys.path.insert(0, sys.argv[2])
+from test_pretraining_data_official import OfficialFlags, OfficialReference
+from albert_tf.data.pretraining import TokenizerSpec
+a = json.loads(sys.argv[1])
+tok = TokenizerSpec(spm_model_file=a["spm"]).build()
+import tensorflow  # imported up front, as the official script does
+t = time.perf_counter()
+flags = OfficialFlags(spm_model_file=a["spm"], **a["config"])
+n = OfficialReference(flags, tok).run([a["input"]], [a["output"] + "-0", a["output"] + "-1"], ngram_seed=0)
+print("RESULT " + json.dumps({"instances": n, "seconds": time.perf_counter() - t}))
+"""
+
+
+def _tree_rss_kb(pid: int) -> int:
+    """Sum of PSS (proportional set size; VmRSS where smaps_rollup is missing) over ``pid`` and its descendants.
+
+    PSS rather than RSS: a worker being spawned is briefly a fork of the main process, and RSS would count the
+    pages they share twice."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            children.setdefault(int(fields[1]), []).append(int(entry))
+        except (OSError, IndexError):
+            continue
+    total, stack = 0, [pid]
+    while stack:
+        p = stack.pop()
+        for path, key in ((f"/proc/{p}/smaps_rollup", "Pss:"), (f"/proc/{p}/status", "VmRSS:")):
+            try:
+                with open(path) as f:
+                    value = next((int(line.split()[1]) for line in f if line.startswith(key)), None)
+            except OSError:
+                value = None
+            if value is not None:
+                total += value
+                break
+        stack.extend(children.get(p, []))
+    return total
+
+
+def _measure(code: str, args: dict, extra: list[str] | None = None) -> dict:
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", PYTHONPATH=ROOT)
+    proc = subprocess.Popen([sys.executable, "-c", code, json.dumps(args), *(extra or [])], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)
+    peak = 0
+    while proc.poll() is None:
+        peak = max(peak, _tree_rss_kb(proc.pid))
+        time.sleep(0.02)
+    out, err = proc.communicate()
+    if proc.returncode != 0:
+        raise RuntimeError(f"benchmark run failed:\n{err[-3000:]}")
+    result = json.loads([line for line in out.splitlines() if line.startswith("RESULT ")][-1][7:])
+    result["peak_pss_mb"] = round(peak / 1024, 1)
+    result["instances_per_s"] = round(result["instances"] / result["seconds"], 1)
+    return result
+
+
+def _median(runs: list[dict]) -> dict:
+    out = {k: statistics.median(r[k] for r in runs) for k in ("seconds", "instances_per_s", "peak_pss_mb")}
+    out["instances"] = runs[0]["instances"]
+    out["runs"] = len(runs)
+    return out
+
+
+def _head_documents(src: str, dst: str, max_bytes: int, at_blank_line: bool = True) -> None:
+    """The first lines of ``src`` up to about ``max_bytes``, cut at a blank line (or at any line)."""
+    with open(src, encoding="utf-8") as f, open(dst, "w", encoding="utf-8") as g:
+        size = 0
+        for line in f:
+            g.write(line)
+            size += len(line.encode())
+            if size >= max_bytes and (not at_blank_line or not line.strip()):
+                break
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--text_dir", default=os.path.join(ROOT, "..", "shared", "data", "text"))
+    p.add_argument("--spm_model_file", default=os.path.join(ROOT, "..", "shared", "data", "spm", "30k-clean.model"))
+    p.add_argument("--max_seq_length", type=int, default=128)
+    p.add_argument("--dupe_factor", type=int, default=1)
+    p.add_argument("--shuffle_buffer_size", type=int, default=10_000)
+    p.add_argument("--official_mb", type=float, default=1.5)
+    p.add_argument("--repeats", type=int, default=3, help="runs per setting on the subset (median reported)")
+    p.add_argument("--full_repeats", type=int, default=1, help="runs per setting on the 1x corpus")
+    p.add_argument("--skip_4x", action="store_true")
+    p.add_argument("--only_speedup", action="store_true", help="only the official-vs-ours comparison")
+    a = p.parse_args()
+
+    import glob
+
+    from albert_tf.data.prepare_text import prepare_files
+
+    tmp = tempfile.mkdtemp(prefix="albert_pd_bench_")
+    corpus = os.path.join(tmp, "corpus_1x.txt")
+    files = sorted(glob.glob(os.path.join(a.text_dir, "*", "*.txt")))
+    prep = prepare_files(files, corpus, encodings=("utf-8", "iso-8859-1"))
+    corpus4 = os.path.join(tmp, "corpus_4x.txt")
+    with open(corpus, encoding="utf-8") as f:
+        text = f.read()
+    with open(corpus4, "w", encoding="utf-8") as f:
+        f.write("\n".join([text] * 4))
+    subset = os.path.join(tmp, "subset.txt")
+    subset2 = os.path.join(tmp, "subset2.txt")
+    _head_documents(corpus, subset, int(a.official_mb * 1e6))
+    _head_documents(corpus, subset2, int(2 * a.official_mb * 1e6))
+
+    cfg = {"max_seq_length": a.max_seq_length, "dupe_factor": a.dupe_factor}
+    ours_cfg = {**cfg, "shuffle_buffer_size": a.shuffle_buffer_size}
+    out = os.path.join(tmp, "out")
+    report: dict = {
+        "setup": {"max_seq_length": a.max_seq_length, "dupe_factor": a.dupe_factor,
+                  "shuffle_buffer_size": a.shuffle_buffer_size, "chunk_size_mb": 1.0, "repeats": a.repeats,
+                  "full_repeats": a.full_repeats,
+                  "corpus_1x_bytes": os.path.getsize(corpus), "corpus_documents": prep["documents"],
+                  "subset_bytes": os.path.getsize(subset), "cpu_count": os.cpu_count(),
+                  "subset_small_bytes_dupe10": None,
+                  "note": "shared 2-core machine: absolute numbers vary with load; ratios are from the same run"},
+    }
+    tests_dir = os.path.join(ROOT, "tests")
+    # Per-worker speed-up, official vs ours on the same text and flags, runs interleaved so that load on the
+    # shared machine hits both sides alike: dupe_factor 1 (tokenization weighs most) and 10 (per-instance work).
+    small = os.path.join(tmp, "subset_small.txt")
+    _head_documents(corpus, small, int(a.official_mb * 1e6 / 4), at_blank_line=False)
+    for name, text_file, dupe in (("dupe1", subset, a.dupe_factor), ("dupe10", small, 10)):
+        c = {**cfg, "dupe_factor": dupe}
+        off, ours_sub = [], []
+        for _ in range(a.repeats):
+            off.append(_measure(_RUN_OFFICIAL, {"input": text_file, "output": out, "spm": a.spm_model_file,
+                                                "config": c}, [tests_dir]))
+            ours_sub.append(_measure(_RUN_OURS, {"input": text_file, "output": out, "spm": a.spm_model_file,
+                                                 "config": {**c, "shuffle_buffer_size": a.shuffle_buffer_size},
+                                                 "workers": 1}))
+        report["setup"]["subset_small_bytes_dupe10"] = os.path.getsize(small)
+        report[f"official_subset_{name}"] = _median(off)
+        report[f"ours_subset_{name}_w1"] = _median(ours_sub)
+        report[f"speedup_per_worker_vs_official_{name}"] = round(
+            report[f"ours_subset_{name}_w1"]["instances_per_s"] / report[f"official_subset_{name}"]["instances_per_s"],
+            2)
+    if a.only_speedup:
+        print(json.dumps(report, indent=2))
+        return
+    report["official_subset_x2_dupe1"] = _measure(_RUN_OFFICIAL, {"input": subset2, "output": out,
+                                                            "spm": a.spm_model_file, "config": cfg}, [tests_dir])
+    for workers in (1, 2):
+        r1 = _median([_measure(_RUN_OURS, {"input": corpus, "output": out, "spm": a.spm_model_file,
+                                           "config": ours_cfg, "workers": workers}) for _ in range(a.full_repeats)])
+        report[f"ours_1x_w{workers}"] = r1
+        if not a.skip_4x:
+            r4 = _measure(_RUN_OURS, {"input": corpus4, "output": out, "spm": a.spm_model_file, "config": ours_cfg,
+                                      "workers": workers})
+            report[f"ours_4x_w{workers}"] = r4
+            report[f"pss_4x_over_1x_w{workers}"] = round(r4["peak_pss_mb"] / r1["peak_pss_mb"], 3)
+    report["per_worker_instances_per_s_w2"] = round(report["ours_1x_w2"]["instances_per_s"] / 2, 1)
+    print(json.dumps(report, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -2,10 +2,12 @@
 
 One training step = forward (training mode) + loss ``mean(seq^2) + mean(pooled^2)`` + backward +
 an Adam-style update, batch 8, sequence 128, float32, on ALBERT-base v2 dimensions built from a
-config (no download). Implementations are interleaved round by round in one process so they see
-the same machine load; each reports the median of ``--steps`` steps after ``--warmup`` steps.
-A float32 2048x2048 matmul measured in the same run gives the machine's ceiling, and achieved
-GFLOP/s is the analytic FLOP count of the step divided by the median step time.
+config (no download). Each implementation lives in its own worker process (so one framework's
+spinning thread pool cannot steal the cores of the next), and the driver interleaves them step by
+step, round by round, so they see the same machine load; each reports the median of ``--steps``
+steps after ``--warmup`` steps. A float32 2048x2048 matmul measured by the driver before and
+after (workers idle) gives the machine's ceiling; achieved GFLOP/s is the analytic FLOP count of
+the step divided by the median step time.
 
 Prints one JSON object. Example: ``python benchmarks/encoder_throughput.py --steps 5``.
 """
@@ -151,41 +153,67 @@ def transformers_step():
     return step
 
 
+FACTORIES = {
+    "albert_tf": lambda: albert_tf_step(False),
+    "albert_tf_xla": lambda: albert_tf_step(True),
+    "keras_hub": lambda: keras_hub_step(False),
+    "keras_hub_xla": lambda: keras_hub_step(True),
+    "transformers_torch": transformers_step,
+}
+
+
+def _worker(name: str, conn) -> None:
+    """Own one implementation; answer each 'step' message with the step's wall time."""
+    fn = FACTORIES[name]()
+    while True:
+        message = conn.recv()
+        if message == "stop":
+            break
+        t = time.perf_counter()
+        fn()
+        conn.send(time.perf_counter() - t)
+
+
 def main() -> None:
+    import multiprocessing as mp
+
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--steps", type=int, default=5, help="timed steps per implementation (median reported)")
     parser.add_argument("--warmup", type=int, default=2, help="untimed steps after the first (trace) step")
     parser.add_argument("--only", default="", help="comma list: albert_tf,albert_tf_xla,keras_hub,keras_hub_xla,torch")
     args = parser.parse_args()
 
-    factories = {
-        "albert_tf": lambda: albert_tf_step(False),
-        "albert_tf_xla": lambda: albert_tf_step(True),
-        "keras_hub": lambda: keras_hub_step(False),
-        "keras_hub_xla": lambda: keras_hub_step(True),
-        "transformers_torch": transformers_step,
-    }
+    names = list(FACTORIES)
     if args.only:
         wanted = set(args.only.split(","))
-        factories = {k: v for k, v in factories.items() if k in wanted or k.replace("transformers_", "") in wanted}
+        names = [k for k in names if k in wanted or k.replace("transformers_", "") in wanted]
 
-    ceiling_before = matmul_ceiling()
-    steps, first = {}, {}
-    for name, make in factories.items():
-        fn = make()
-        t = time.perf_counter()
-        fn()
-        first[name] = time.perf_counter() - t
+    ctx = mp.get_context("spawn")
+    workers = {}
+    for name in names:
+        parent, child = ctx.Pipe()
+        proc = ctx.Process(target=_worker, args=(name, child), daemon=True)
+        proc.start()
+        workers[name] = (proc, parent)
+    first = {}
+    for name, (_, conn) in workers.items():  # build + trace, one at a time
+        conn.send("step")
+        first[name] = conn.recv()
         for _ in range(args.warmup):
-            fn()
-        steps[name] = fn
-    times: dict[str, list[float]] = {name: [] for name in steps}
+            conn.send("step")
+            conn.recv()
+    time.sleep(1.0)
+    ceiling_before = matmul_ceiling()
+    times: dict[str, list[float]] = {name: [] for name in workers}
     for _ in range(args.steps):  # interleaved rounds
-        for name, fn in steps.items():
-            t = time.perf_counter()
-            fn()
-            times[name].append(time.perf_counter() - t)
+        for name, (_, conn) in workers.items():
+            conn.send("step")
+            times[name].append(conn.recv())
+    time.sleep(1.0)
     ceiling_after = matmul_ceiling()
+    for proc, conn in workers.values():
+        conn.send("stop")
+        proc.join(timeout=60)
     ceiling = statistics.median([ceiling_before, ceiling_after])
     gflop = step_gflop()
     results = {}
@@ -209,8 +237,7 @@ def main() -> None:
         "train_gflop_per_step": round(gflop, 1),
         "matmul_ceiling_gflops": round(ceiling, 1),
         "matmul_ceiling_before_after": [round(ceiling_before, 1), round(ceiling_after, 1)],
-        "tf_threads": {"intra": tf.config.threading.get_intra_op_parallelism_threads(),
-                       "inter": tf.config.threading.get_inter_op_parallelism_threads()},
+        "cpu_count": os.cpu_count(),
         "results": results,
     }
     if peers and ours:

@@ -1,0 +1,375 @@
+"""One tf.distribute training loop for pretraining and every fine-tuning runner.
+
+A ``Task`` says what is trained (model, loss, eval sums); the ``Trainer`` does the rest, the same way
+under OneDevice, Mirrored, MultiWorkerMirrored and TPU strategies:
+
+* Input: the task's dataset yields *global* batches (``train_batch_size * gradient_accumulation_steps``
+  examples). Every worker reads the same seeded stream and each replica takes its slice
+  (``experimental_distribute_values_from_function``), so the examples of an update, hence the losses,
+  do not depend on the topology, and the host iterator is checkpointable (a distributed iterator is not):
+  a resumed run reads exactly the records an uninterrupted one would.
+* Step: per replica, ``gradient_accumulation_steps`` micro-batches of ``train_batch_size / replicas``
+  in a ``tf.while_loop``, gradients averaged; loss divided by the number of replicas and the
+  gradients all-reduced (SUM), i.e. the mean over replicas of each replica's loss, as the official
+  ``CrossShardOptimizer``. The optimizer then clips the global gradient norm and updates.
+  Because the MLM loss is normalised per slice (``sum(w*nll) / sum(w)``), N replicas or N accumulated
+  micro-batches equal one big batch exactly when every slice holds the same number of real predictions
+  (so in the tests), and approximately otherwise, as on the official multi-core TPU.
+* An inner ``tf.function`` loop runs ``steps_per_loop`` steps per host call (TPU speed).
+* ``mixed_float16`` wraps the optimizer in ``keras.optimizers.LossScaleOptimizer``; ``jit_compile``
+  compiles the forward/backward pass with XLA.
+* ``tf.train.CheckpointManager`` over the model weights, optimizer, global step and the input iterator;
+  TensorBoard scalars; a progress line with examples/s and ETA.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import shutil
+import time
+from collections.abc import Callable
+from typing import Any, Protocol
+
+import keras
+import numpy as np
+import tensorflow as tf
+from absl import logging
+
+from albert_tf.training import checkpointing
+from albert_tf.training.strategy import is_chief, worker_info
+from albert_tf.training.summaries import write_scalars
+
+Features = dict[str, tf.Tensor]
+
+
+class Task(Protocol):
+    """What a job must provide to the trainer."""
+
+    def build_model(self) -> keras.Model:
+        """A built (variables created) keras model; called inside the strategy scope."""
+
+    def train_dataset(self, global_batch_size: int) -> tf.data.Dataset:
+        """Repeated global batches of ``global_batch_size`` examples (same stream on every worker)."""
+
+    def eval_dataset(self, global_batch_size: int) -> tf.data.Dataset | None:
+        """Finite global batches for evaluation, or None."""
+
+    def compute_loss(self, model: keras.Model, features: Features, training: bool) -> tuple[tf.Tensor, Features]:
+        """(scalar loss to minimise, dict of scalar values to log) for one replica's batch."""
+
+    def eval_sums(self, model: keras.Model, features: Features) -> Features:
+        """Additive sums over one replica's batch (summed across replicas and batches)."""
+
+    def eval_metrics(self, sums: dict[str, float]) -> dict[str, float]:
+        """Final metrics from the summed ``eval_sums``."""
+
+
+@dataclasses.dataclass
+class TrainerConfig:
+    model_dir: str
+    train_batch_size: int
+    num_train_steps: int
+    steps_per_loop: int = 1000
+    save_checkpoints_steps: int = 5000
+    keep_checkpoint_max: int = 5
+    gradient_accumulation_steps: int = 1
+    jit_compile: bool = False
+    mixed_precision: str = "float32"
+    eval_batch_size: int = 64
+    max_eval_steps: int = 100
+    write_summaries: bool = True
+
+
+def _slice_for_replica(batch: Features, replica_id, num_replicas: int) -> Features:
+    def take(t):
+        if num_replicas == 1:
+            return t
+        # Static per-replica size when the batch size is known (drop_remainder), else computed in-graph.
+        per = t.shape[0] // num_replicas if t.shape[0] is not None else tf.shape(t)[0] // num_replicas
+        return t[replica_id * per : (replica_id + 1) * per]
+
+    return tf.nest.map_structure(take, batch)
+
+
+class Trainer:
+    """Runs a ``Task`` under a strategy; see the module docstring."""
+
+    def __init__(
+        self,
+        task: Task,
+        strategy: tf.distribute.Strategy,
+        config: TrainerConfig,
+        optimizer_fn: Callable[[], keras.optimizers.Optimizer] | None = None,
+        log: Callable[[str], None] | None = print,
+    ) -> None:
+        self.task = task
+        self.log = log
+        self.strategy = strategy
+        self.config = config
+        self.num_replicas = strategy.num_replicas_in_sync
+        accum = config.gradient_accumulation_steps
+        if accum < 1:
+            raise ValueError(f"--gradient_accumulation_steps must be >= 1, got {accum}")
+        if config.train_batch_size % self.num_replicas:
+            raise ValueError(
+                f"--train_batch_size {config.train_batch_size} is not divisible by the {self.num_replicas} replicas"
+            )
+        self.worker_index, self.num_workers = worker_info(strategy)
+        self.chief = is_chief(strategy)
+        with strategy.scope():
+            self.model = task.build_model()
+            self.optimizer = None
+            if optimizer_fn is not None:
+                opt = optimizer_fn()
+                if hasattr(opt, "gradients_pre_reduced"):
+                    # We all-reduce in the step (so a loss-scale finite check sees one gradient everywhere).
+                    opt.gradients_pre_reduced = True
+                if config.mixed_precision == "mixed_float16":
+                    opt = keras.optimizers.LossScaleOptimizer(opt)
+                opt.build(self.model.trainable_variables)
+                self.optimizer = opt
+        self._pre_reduce = bool(getattr(self._inner_optimizer, "gradients_pre_reduced", False))
+        self.global_step = tf.Variable(0, dtype=tf.int64, trainable=False, name="global_step")
+        self._train_iterator = None
+        self._manager: tf.train.CheckpointManager | None = None
+        self._train_loop_fn = None
+        self._eval_fn = None
+        self._log_acc: dict[str, tf.Variable] = {}
+        self._summary_writer = None
+        self.init_report = None
+
+    # ------------------------------------------------------------------ helpers
+    @property
+    def _inner_optimizer(self):
+        opt = self.optimizer
+        return getattr(opt, "inner_optimizer", opt)
+
+    @property
+    def learning_rate(self) -> float:
+        return float(np.asarray(self._inner_optimizer.learning_rate))
+
+    def _distribute(self, batch: Features):
+        n = self.num_replicas
+
+        def value_fn(ctx):
+            return _slice_for_replica(batch, ctx.replica_id_in_sync_group, n)
+
+        return self.strategy.experimental_distribute_values_from_function(value_fn)
+
+    # ------------------------------------------------------------------ train step
+    def _compute_gradients(self, features: Features):
+        tvars = self.model.trainable_variables
+        with tf.GradientTape() as tape:
+            loss, logs = self.task.compute_loss(self.model, features, training=True)
+            scaled = tf.cast(loss, tf.float32) / float(self.num_replicas)
+            if isinstance(self.optimizer, keras.optimizers.LossScaleOptimizer):
+                scaled = self.optimizer.scale_loss(scaled)
+        grads = tape.gradient(scaled, tvars)
+        grads = [tf.zeros_like(v) if g is None else tf.convert_to_tensor(g) for g, v in zip(grads, tvars)]
+        logs = {k: tf.cast(v, tf.float32) for k, v in logs.items()}
+        logs.setdefault("loss", tf.cast(loss, tf.float32))
+        return grads, logs
+
+    def _replica_step(self, features: Features):
+        accum = self.config.gradient_accumulation_steps
+        compute = self._compute_gradients
+        if self.config.jit_compile:
+            compute = tf.function(compute, jit_compile=True, reduce_retracing=True)
+        if accum == 1:
+            grads, logs = compute(features)
+        else:
+            micro = tf.nest.map_structure(lambda t: tf.reshape(t, [accum, t.shape[0] // accum, *t.shape[1:]]), features)
+            first = tf.nest.map_structure(lambda t: t[0], micro)
+            grads, logs = compute(first)
+
+            def body(i, grads, logs):
+                g, lg = compute(tf.nest.map_structure(lambda t: tf.gather(t, i), micro))
+                return i + 1, [a + b for a, b in zip(grads, g)], {k: logs[k] + lg[k] for k in logs}
+
+            _, grads, logs = tf.while_loop(lambda i, *_: i < accum, body, (tf.constant(1), grads, logs))
+            grads = [g / float(accum) for g in grads]
+            logs = {k: v / float(accum) for k, v in logs.items()}
+        if self._pre_reduce:
+            grads = tf.distribute.get_replica_context().all_reduce(tf.distribute.ReduceOp.SUM, grads)
+        self.optimizer.apply(grads, self.model.trainable_variables)
+        return logs
+
+    def _make_train_loop(self):
+        def one_step(iterator):
+            batch = next(iterator)
+            logs = self.strategy.run(self._replica_step, args=(self._distribute(batch),))
+            logs = {k: self.strategy.reduce(tf.distribute.ReduceOp.MEAN, v, axis=None) for k, v in logs.items()}
+            self.global_step.assign_add(1)
+            return logs
+
+        def loop(iterator, num_steps):
+            for _ in tf.range(num_steps):
+                logs = one_step(iterator)
+                if not self._log_acc:
+                    with tf.init_scope():
+                        for k in logs:
+                            self._log_acc[k] = tf.Variable(0.0, trainable=False, name=f"log_{k}")
+                for k, v in logs.items():
+                    self._log_acc[k].assign_add(v)
+            return tf.constant(0)
+
+        return tf.function(loop)
+
+    # ------------------------------------------------------------------ checkpoints
+    def _checkpoint(self, with_iterator: bool) -> tf.train.Checkpoint:
+        items: dict[str, Any] = {
+            checkpointing.WEIGHTS_KEY: checkpointing.model_weights(self.model),
+            "global_step": self.global_step,
+        }
+        if self.optimizer is not None:
+            items["optimizer"] = self.optimizer
+        if with_iterator and self._train_iterator is not None:
+            items["train_iterator"] = self._train_iterator
+        return tf.train.Checkpoint(**items)
+
+    def _manager_dir(self) -> str:
+        if self.chief:
+            return self.config.model_dir
+        # Non-chief workers of MultiWorkerMirroredStrategy must save too (collectives) but to a scratch dir.
+        return os.path.join(self.config.model_dir, f".worker_{self.worker_index}_tmp")
+
+    def latest_checkpoint(self) -> str | None:
+        return tf.train.latest_checkpoint(self.config.model_dir)
+
+    def restore_or_init(self, init_checkpoint: str | None = None) -> str:
+        """Resume from ``model_dir`` if it has a checkpoint, else initialise from ``init_checkpoint``.
+
+        Returns "resumed", "initialised" or "fresh".
+        """
+        latest = self.latest_checkpoint()
+        if latest:
+            ckpt = self._manager.checkpoint if self._manager is not None else self._checkpoint(with_iterator=False)
+            ckpt.restore(latest).expect_partial()
+            logging.info("resumed from %s at global step %d", latest, int(self.global_step.numpy()))
+            return "resumed"
+        if init_checkpoint:
+            self.init_report = checkpointing.init_from_checkpoint(self.model, init_checkpoint)
+            return "initialised"
+        return "fresh"
+
+    def save(self) -> str | None:
+        path = self._manager.save(checkpoint_number=int(self.global_step.numpy()))
+        if not self.chief:
+            shutil.rmtree(self._manager_dir(), ignore_errors=True)
+            return None
+        logging.info("saved checkpoint %s", path)
+        return path
+
+    # ------------------------------------------------------------------ train
+    def train(
+        self,
+        init_checkpoint: str | None = None,
+        on_loop_end: Callable[[int, dict], None] | None = None,
+        on_checkpoint: Callable[[int], None] | None = None,
+    ) -> dict:
+        """Train to ``num_train_steps`` (resuming if possible); returns the last loop's mean logs.
+
+        ``on_loop_end(step, logs)`` runs after every inner loop, ``on_checkpoint(step)`` after every save.
+        """
+        cfg = self.config
+        if self.optimizer is None:
+            raise ValueError("Trainer.train needs an optimizer_fn")
+        global_batch = cfg.train_batch_size * cfg.gradient_accumulation_steps
+        dataset = self.task.train_dataset(global_batch)
+        self._train_iterator = iter(dataset)
+        self._manager = tf.train.CheckpointManager(
+            self._checkpoint(with_iterator=True), self._manager_dir(), max_to_keep=cfg.keep_checkpoint_max
+        )
+        self.restore_or_init(init_checkpoint)
+        if self._train_loop_fn is None:
+            self._train_loop_fn = self._make_train_loop()
+        step = int(self.global_step.numpy())
+        start_step, start_time = step, time.time()
+        last_logs: dict[str, float] = {}
+        while step < cfg.num_train_steps:
+            every = cfg.save_checkpoints_steps
+            to_save = every - step % every if every else 0
+            n = min(cfg.steps_per_loop, cfg.num_train_steps - step, to_save or cfg.num_train_steps)
+            loop_start = time.time()
+            self._train_loop_fn(self._train_iterator, tf.constant(n, tf.int32))
+            last_logs = {k: float(v.numpy()) / n for k, v in self._log_acc.items()}
+            for v in self._log_acc.values():
+                v.assign(0.0)
+            step = int(self.global_step.numpy())
+            elapsed = time.time() - loop_start
+            examples_per_s = n * global_batch / max(elapsed, 1e-9)
+            last_logs["learning_rate"] = self.learning_rate
+            last_logs["examples_per_second"] = examples_per_s
+            self._progress(step, last_logs, start_step, start_time)
+            self._write_summaries("", step, last_logs)
+            if on_loop_end is not None:
+                on_loop_end(step, last_logs)
+            if (cfg.save_checkpoints_steps and step % cfg.save_checkpoints_steps == 0) or step >= cfg.num_train_steps:
+                self.save()
+                if on_checkpoint is not None:
+                    on_checkpoint(step)
+        return last_logs
+
+    def _progress(self, step: int, logs: dict, start_step: int, start_time: float) -> None:
+        done = step - start_step
+        rate = done / max(time.time() - start_time, 1e-9)
+        eta = (self.config.num_train_steps - step) / rate if rate > 0 else float("inf")
+        eta_s = time.strftime("%H:%M:%S", time.gmtime(eta)) if np.isfinite(eta) else "?"
+        values = " ".join(
+            f"{k} {v:.4g}" for k, v in logs.items() if k not in ("examples_per_second", "learning_rate")
+        )
+        line = (
+            f"step {step}/{self.config.num_train_steps} | {values} | lr {logs.get('learning_rate', 0.0):.3g} | "
+            f"{logs.get('examples_per_second', 0.0):.1f} examples/s | ETA {eta_s}"
+        )
+        if self.chief and self.log is not None:
+            self.log(line)
+
+    def _write_summaries(self, prefix: str, step: int, values: dict[str, float]) -> None:
+        if not (self.config.write_summaries and self.chief):
+            return
+        self._summary_writer = write_scalars(
+            os.path.join(self.config.model_dir, "train"), step, {prefix + k: v for k, v in values.items()},
+            self._summary_writer,
+        )
+
+    # ------------------------------------------------------------------ eval
+    def evaluate(self, max_steps: int | None = None) -> dict[str, float]:
+        """Sum ``task.eval_sums`` over at most ``max_eval_steps`` global batches; ``task.eval_metrics`` of them."""
+        cfg = self.config
+        dataset = self.task.eval_dataset(cfg.eval_batch_size)
+        if dataset is None:
+            raise ValueError("the task has no evaluation data")
+        if cfg.eval_batch_size % self.num_replicas:
+            raise ValueError(
+                f"--eval_batch_size {cfg.eval_batch_size} is not divisible by {self.num_replicas} replicas"
+            )
+        if self._eval_fn is None:
+
+            def step(batch):
+                sums = self.strategy.run(
+                    lambda f: self.task.eval_sums(self.model, f), args=(self._distribute(batch),)
+                )
+                return {k: self.strategy.reduce(tf.distribute.ReduceOp.SUM, v, axis=None) for k, v in sums.items()}
+
+            self._eval_fn = tf.function(step)
+        limit = max_steps if max_steps is not None else cfg.max_eval_steps
+        totals: dict[str, float] = {}
+        batches = 0
+        for batch in dataset:
+            if limit and batches >= limit:
+                break
+            for k, v in self._eval_fn(batch).items():
+                totals[k] = totals.get(k, 0.0) + float(v.numpy())
+            batches += 1
+        if batches == 0:
+            raise ValueError(
+                f"evaluation data gave no full batch of --eval_batch_size {cfg.eval_batch_size} (drop_remainder)"
+            )
+        metrics = dict(self.task.eval_metrics(totals))
+        metrics["eval_batches"] = float(batches)
+        metrics["global_step"] = float(self.global_step.numpy())
+        if cfg.write_summaries and self.chief:
+            write_scalars(os.path.join(cfg.model_dir, "eval"), int(self.global_step.numpy()), metrics)
+        return metrics

@@ -34,6 +34,7 @@ PRESETS = (
     "albert_xxlarge_v2",
     "bert_base",
     "bert_large",
+    "albert_small",
     "albert_tiny",
 )
 

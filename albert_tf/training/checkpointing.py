@@ -14,6 +14,7 @@ Official TF1 checkpoints (``bert/...`` names) are delegated to ``albert_tf.check
 from __future__ import annotations
 
 import dataclasses
+import os
 
 import keras
 import tensorflow as tf
@@ -93,7 +94,13 @@ class InitReport:
 
 
 def init_from_checkpoint(model: keras.Model, path: str, *, allow_shape_mismatch: bool = False) -> InitReport:
-    """Load the model weights found in ``path`` by name; print the report; fail loudly if nothing fits."""
+    """Load the model weights found in ``path`` by name; print the report; fail loudly if nothing fits.
+
+    Trainer checkpoints are matched by Keras variable path; Keras files, Hugging Face directories
+    and official TF1 checkpoints go through ``albert_tf.checkpoints.restore_pretrained``.
+    """
+    if str(path).endswith((".keras", ".weights.h5")) or tf.io.gfile.exists(os.path.join(path, "config.json")):
+        return _init_from_official(model, path, {})
     path = resolve_checkpoint_path(path)
     reader = tf.train.load_checkpoint(path)
     shapes = reader.get_variable_to_shape_map()

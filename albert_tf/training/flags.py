@@ -72,7 +72,9 @@ def define_training_loop_flags(
     )
     flags.DEFINE_bool("jit_compile", False, "Compile the forward/backward pass with XLA.")
     flags.DEFINE_integer("save_checkpoints_steps", save_checkpoints_steps, "Save a checkpoint every this many steps.")
-    flags.DEFINE_integer("keep_checkpoint_max", keep_checkpoint_max, "How many recent checkpoints to keep.")
+    flags.DEFINE_integer(
+        "keep_checkpoint_max", keep_checkpoint_max, "How many recent checkpoints to keep (0 = keep all)."
+    )
     flags.DEFINE_integer("seed", 12345, "Seed of model initialisation, dropout and input shuffling.")
     flags.DEFINE_bool(
         "deterministic", False, "tf.config.experimental.enable_op_determinism(): bitwise-reproducible runs."

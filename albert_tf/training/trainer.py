@@ -72,7 +72,7 @@ class TrainerConfig:
     num_train_steps: int
     steps_per_loop: int = 1000
     save_checkpoints_steps: int = 5000
-    keep_checkpoint_max: int = 5
+    keep_checkpoint_max: int = 5  # 0 keeps every checkpoint
     gradient_accumulation_steps: int = 1
     jit_compile: bool = False
     mixed_precision: str = "float32"
@@ -279,7 +279,7 @@ class Trainer:
         dataset = self.task.train_dataset(global_batch)
         self._train_iterator = iter(dataset)
         self._manager = tf.train.CheckpointManager(
-            self._checkpoint(with_iterator=True), self._manager_dir(), max_to_keep=cfg.keep_checkpoint_max
+            self._checkpoint(with_iterator=True), self._manager_dir(), max_to_keep=cfg.keep_checkpoint_max or None
         )
         self.restore_or_init(init_checkpoint)
         if self._train_loop_fn is None:

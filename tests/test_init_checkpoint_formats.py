@@ -1,0 +1,48 @@
+"""--init_checkpoint accepts every format the converter reads: .keras files and Hugging Face dirs too."""
+
+import keras
+import numpy as np
+import pytest
+
+from albert_tf.config import AlbertConfig
+from albert_tf.modeling import AlbertPretrainer
+from albert_tf.training.checkpointing import CheckpointInitError, init_from_checkpoint
+
+
+def built(seed):
+    keras.utils.set_random_seed(seed)
+    model = AlbertPretrainer(AlbertConfig.from_preset("albert_tiny"))
+    ids = np.ones((1, 8), "int32")
+    model({"input_ids": ids, "input_mask": ids, "segment_ids": 0 * ids, "masked_lm_positions": ids[:, :2]})
+    return model
+
+
+def assert_same_weights(a, b):
+    for x, y in zip(a.weights, b.weights):
+        np.testing.assert_array_equal(x.numpy(), y.numpy())
+
+
+def test_init_from_keras_file(tmp_path):
+    source = built(1)
+    source.save(tmp_path / "pre.keras")
+    target = built(2)
+    report = init_from_checkpoint(target, str(tmp_path / "pre.keras"))
+    assert report.loaded and not report.missing
+    assert_same_weights(source, target)
+
+
+def test_init_from_huggingface_dir(tmp_path):
+    pytest.importorskip("safetensors")
+    from albert_tf.checkpoints.huggingface import save_huggingface
+
+    source = built(1)
+    save_huggingface(source, str(tmp_path / "hf"))
+    target = built(2)
+    report = init_from_checkpoint(target, str(tmp_path / "hf"))
+    assert report.loaded and not report.missing
+    assert_same_weights(source, target)
+
+
+def test_missing_path_is_a_clear_error(tmp_path):
+    with pytest.raises(CheckpointInitError, match="does not exist|not found|no checkpoint"):
+        init_from_checkpoint(built(1), str(tmp_path / "nothing_here"))

@@ -62,17 +62,11 @@ def matmul_ceiling(repeats: int = 10) -> float:
     return 2 * 2048**3 / statistics.median(times) / 1e9
 
 
-def albert_tf_step(jit_compile: bool):
+def keras_train_step(model, inputs: dict, jit_compile: bool):
+    """The timed step for a Keras backbone: forward, the shared loss, backward, AdamW update."""
     import keras
 
-    from albert_tf.config import AlbertConfig
-    from albert_tf.modeling import AlbertEncoder
-
-    keras.utils.set_random_seed(0)
-    model = AlbertEncoder(AlbertConfig.from_preset("albert_base_v2"))
     opt = keras.optimizers.AdamW(1e-5)
-    ids, mask, seg = (tf.constant(x) for x in batch_arrays())
-    inputs = {"input_ids": ids, "input_mask": mask, "segment_ids": seg}
 
     @tf.function(jit_compile=jit_compile)
     def step():
@@ -84,6 +78,18 @@ def albert_tf_step(jit_compile: bool):
         return loss
 
     return lambda: float(step())
+
+
+def albert_tf_step(jit_compile: bool):
+    import keras
+
+    from albert_tf.config import AlbertConfig
+    from albert_tf.modeling import AlbertEncoder
+
+    keras.utils.set_random_seed(0)
+    model = AlbertEncoder(AlbertConfig.from_preset("albert_base_v2"))
+    ids, mask, seg = (tf.constant(x) for x in batch_arrays())
+    return keras_train_step(model, {"input_ids": ids, "input_mask": mask, "segment_ids": seg}, jit_compile)
 
 
 def keras_hub_step(jit_compile: bool):
@@ -104,20 +110,8 @@ def keras_hub_step(jit_compile: bool):
         max_sequence_length=512,
         num_segments=2,
     )
-    opt = keras.optimizers.AdamW(1e-5)
     ids, mask, seg = (tf.constant(x) for x in batch_arrays())
-    inputs = {"token_ids": ids, "padding_mask": mask, "segment_ids": seg}
-
-    @tf.function(jit_compile=jit_compile)
-    def step():
-        with tf.GradientTape() as tape:
-            out = model(inputs, training=True)
-            loss = tf.reduce_mean(tf.square(out["sequence_output"])) + tf.reduce_mean(tf.square(out["pooled_output"]))
-        grads = tape.gradient(loss, model.trainable_variables)
-        opt.apply_gradients(zip(grads, model.trainable_variables))
-        return loss
-
-    return lambda: float(step())
+    return keras_train_step(model, {"token_ids": ids, "padding_mask": mask, "segment_ids": seg}, jit_compile)
 
 
 def transformers_step():

@@ -22,18 +22,21 @@ from keras import ops
 from albert_tf.config import AlbertConfig
 from albert_tf.modeling.encoder import AlbertEncoder, as_config, encoder_inputs
 from albert_tf.modeling.initializers import truncated_normal
+from albert_tf.modeling.serialization import RebuiltFromConfig
 
 HEAD_INITIALIZER_RANGE = 0.02  # classifier_utils.create_model: tf.truncated_normal_initializer(stddev=0.02)
 
 
 @keras.saving.register_keras_serializable(package="albert_tf")
-class AlbertClassifier(keras.Model):
+class AlbertClassifier(RebuiltFromConfig, keras.Model):
     """Sentence(-pair) classification or regression on ALBERT's pooled output.
 
     Inputs: dict of int32 ``input_ids``, ``input_mask``, ``segment_ids`` [B, S].
     Outputs: dict with ``logits`` float32 [B, num_labels] (``num_labels = 1``: regression score)
     and ``pooled_output`` [B, H].
     """
+
+    config_options = ("num_labels", "classifier_dropout", "sharing")
 
     def __init__(
         self,
@@ -85,24 +88,6 @@ class AlbertClassifier(keras.Model):
             "output_weights": VariableRef(self.head.kernel, "transpose"),
             "output_bias": VariableRef(self.head.bias),
         }
-
-    def get_config(self) -> dict[str, Any]:
-        return {
-            "config": self.config.to_dict(),
-            "num_labels": self.num_labels,
-            "classifier_dropout": self.classifier_dropout,
-            "sharing": self.sharing,
-            "name": self.name,
-            "trainable": self.trainable,
-            "dtype": keras.saving.serialize_keras_object(self.dtype_policy),
-        }
-
-    @classmethod
-    def from_config(cls, config: dict[str, Any]) -> AlbertClassifier:
-        config = dict(config)
-        if isinstance(config.get("dtype"), dict):
-            config["dtype"] = keras.saving.deserialize_keras_object(config["dtype"])
-        return cls(**config)
 
 
 def classification_loss(logits, labels, num_labels: int):

@@ -24,6 +24,7 @@ from albert_tf.config import SHARING_MODES, AlbertConfig, ConfigError
 from albert_tf.modeling.attention import attention_bias_from_mask
 from albert_tf.modeling.embeddings import AlbertEmbeddings
 from albert_tf.modeling.initializers import truncated_normal
+from albert_tf.modeling.serialization import RebuiltFromConfig
 from albert_tf.modeling.transformer import AttentionSublayer, FeedForwardSublayer, TransformerBlock
 
 INPUT_NAMES = ("input_ids", "input_mask", "segment_ids")
@@ -42,7 +43,7 @@ def encoder_inputs() -> dict[str, keras.KerasTensor]:
 
 
 @keras.saving.register_keras_serializable(package="albert_tf")
-class AlbertEncoder(keras.Model):
+class AlbertEncoder(RebuiltFromConfig, keras.Model):
     """The ALBERT backbone as a functional Keras model.
 
     Inputs: dict of int32 ``input_ids``, ``input_mask``, ``segment_ids`` [B, S].
@@ -50,6 +51,8 @@ class AlbertEncoder(keras.Model):
     (tanh dense on the [CLS] position); with ``output_all_layers=True`` also
     ``encoder_outputs`` (list of the L*K block outputs) and ``embedding_output`` [B, S, E].
     """
+
+    config_options = ("sharing", "output_all_layers")
 
     def __init__(
         self,
@@ -194,20 +197,3 @@ class AlbertEncoder(keras.Model):
                     seen.add(id(block))
                     out.append(block)
         return out
-
-    def get_config(self):
-        return {
-            "config": self.config.to_dict(),
-            "sharing": self.sharing,
-            "output_all_layers": self.output_all_layers,
-            "name": self.name,
-            "trainable": self.trainable,
-            "dtype": keras.saving.serialize_keras_object(self.dtype_policy),
-        }
-
-    @classmethod
-    def from_config(cls, config):
-        config = dict(config)
-        if isinstance(config.get("dtype"), dict):
-            config["dtype"] = keras.saving.deserialize_keras_object(config["dtype"])
-        return cls(**config)

@@ -9,10 +9,11 @@ import keras
 from albert_tf.config import AlbertConfig
 from albert_tf.modeling.encoder import AlbertEncoder, as_config, encoder_inputs
 from albert_tf.modeling.heads import MaskedLMHead, SentenceOrderHead
+from albert_tf.modeling.serialization import RebuiltFromConfig
 
 
 @keras.saving.register_keras_serializable(package="albert_tf")
-class AlbertPretrainer(keras.Model):
+class AlbertPretrainer(RebuiltFromConfig, keras.Model):
     """ALBERT with its pretraining heads (official ``run_pretraining.py`` model).
 
     Inputs: ``input_ids``, ``input_mask``, ``segment_ids`` int32 [B, S] and
@@ -20,6 +21,8 @@ class AlbertPretrainer(keras.Model):
     Outputs: ``mlm_logits`` float32 [B, P, V], ``sop_logits`` float32 [B, 2],
     ``sequence_output``, ``pooled_output``. Losses: ``albert_tf.modeling.losses``.
     """
+
+    config_options = ("sharing",)
 
     def __init__(
         self,
@@ -59,19 +62,3 @@ class AlbertPretrainer(keras.Model):
         self.encoder = encoder
         self.mlm_head = mlm_head
         self.sop_head = sop_head
-
-    def get_config(self):
-        return {
-            "config": self.config.to_dict(),
-            "sharing": self.sharing,
-            "name": self.name,
-            "trainable": self.trainable,
-            "dtype": keras.saving.serialize_keras_object(self.dtype_policy),
-        }
-
-    @classmethod
-    def from_config(cls, config):
-        config = dict(config)
-        if isinstance(config.get("dtype"), dict):
-            config["dtype"] = keras.saving.deserialize_keras_object(config["dtype"])
-        return cls(**config)

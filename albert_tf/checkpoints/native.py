@@ -75,7 +75,7 @@ def _restore_trainer_checkpoint(model: Any, prefix: str, config: Any) -> Any | N
             continue
         finally:
             logging.set_verbosity(verbosity)
-        if report.missing or report.mismatched:
+        if report.missing or report.shape_mismatches:
             continue
         if not report.unused:
             return candidate

@@ -13,12 +13,13 @@ Official TF1 checkpoints (``bert/...`` names) are delegated to ``albert_tf.check
 
 from __future__ import annotations
 
-import dataclasses
 import os
 
 import keras
 import tensorflow as tf
 from absl import logging
+
+from albert_tf.checkpoints.report import LoadReport
 
 WEIGHTS_KEY = "model_weights"
 _SUFFIX = "/.ATTRIBUTES/VARIABLE_VALUE"
@@ -73,27 +74,7 @@ def resolve_checkpoint_path(path: str) -> str:
     return path
 
 
-@dataclasses.dataclass
-class InitReport:
-    loaded: list[str]
-    missing: list[str]
-    unused: list[str]
-    mismatched: list[str]
-
-    def summary(self) -> str:
-        return (
-            f"loaded {len(self.loaded)}, missing {len(self.missing)}, unused {len(self.unused)}, "
-            f"shape mismatches {len(self.mismatched)}"
-        )
-
-    def log(self, source: str) -> None:
-        logging.info("init_checkpoint %s: %s", source, self.summary())
-        for title, names in (("missing (kept initial values)", self.missing), ("unused", self.unused)):
-            for name in names:
-                logging.info("  %s: %s", title, name)
-
-
-def init_from_checkpoint(model: keras.Model, path: str, *, allow_shape_mismatch: bool = False) -> InitReport:
+def init_from_checkpoint(model: keras.Model, path: str, *, allow_shape_mismatch: bool = False) -> LoadReport:
     """Load the model weights found in ``path`` by name; print the report; fail loudly if nothing fits.
 
     Trainer checkpoints are matched by Keras variable path; Keras files, Hugging Face directories
@@ -112,51 +93,46 @@ def init_from_checkpoint(model: keras.Model, path: str, *, allow_shape_mismatch:
     if not stored:
         return _init_from_official(model, path, shapes)
     stored = {k: v for k, v in stored.items() if not _is_rng_state(k)}
-    loaded, missing, mismatched = [], [], []
+    report = LoadReport(source=path)
     for name, var in ours.items():
         key = stored.get(name)
         if key is None:
-            missing.append(name)
+            report.missing.append(name)
             continue
         if list(shapes[key]) != list(var.shape):
-            mismatched.append(f"{name}: checkpoint {list(shapes[key])} vs model {list(var.shape)}")
+            report.shape_mismatches.append((name, tuple(shapes[key]), tuple(var.shape)))
             continue
         var.assign(reader.get_tensor(key).astype(var.dtype.as_numpy_dtype))
-        loaded.append(name)
-    unused = sorted(set(stored) - set(ours))
-    report = InitReport(loaded, missing, unused, mismatched)
-    report.log(path)
+        report.loaded.append(name)
+    report.unused = sorted(set(stored) - set(ours))
+    logging.info("init_checkpoint %s", report.summary())
     _check(report, path, allow_shape_mismatch)
     return report
 
 
-def _check(report: InitReport, path: str, allow_shape_mismatch: bool) -> None:
-    if report.mismatched and not allow_shape_mismatch:
+def _check(report: LoadReport, path: str, allow_shape_mismatch: bool) -> None:
+    if report.shape_mismatches and not allow_shape_mismatch:
+        name, stored, wanted = report.shape_mismatches[0]
         raise CheckpointInitError(
-            f"init_checkpoint {path} does not fit this model ({len(report.mismatched)} shape mismatches, e.g. "
-            f"{report.mismatched[0]}): was it trained with another albert_config (model size)?"
+            f"init_checkpoint {path} does not fit this model ({len(report.shape_mismatches)} shape mismatches, e.g. "
+            f"{name}: checkpoint {list(stored)} vs model {list(wanted)}): was it trained with another albert_config "
+            "(model size)?"
         )
     if not report.loaded:
         raise CheckpointInitError(
-            f"init_checkpoint {path}: no variable matched this model ({report.summary()}); "
+            f"init_checkpoint {path}: no variable matched this model ({report.summary(verbose=False)}); "
             "refusing to train from scratch silently"
         )
 
 
-def _init_from_official(model: keras.Model, path: str, shapes: dict) -> InitReport:
+def _init_from_official(model: keras.Model, path: str, shapes: dict) -> LoadReport:
     """Other layouts (official TF1 ``bert/...`` names, Hugging Face, keras files): ``albert_tf.checkpoints``."""
     from albert_tf.checkpoints import CheckpointError, restore_pretrained
 
     try:
-        result = restore_pretrained(model, path, require_backbone=False)
+        report = restore_pretrained(model, path, require_backbone=False)
     except CheckpointError as e:
         raise CheckpointInitError(f"init_checkpoint: {e}") from None
-    logging.info("%s", result.summary())
-    report = InitReport(
-        loaded=list(result.loaded),
-        missing=list(result.missing),
-        unused=list(result.unused),
-        mismatched=[f"{n}: checkpoint {list(a)} vs model {list(b)}" for n, a, b in result.shape_mismatches],
-    )
+    logging.info("%s", report.summary())
     _check(report, path, allow_shape_mismatch=False)
     return report

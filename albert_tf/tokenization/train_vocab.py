@@ -20,7 +20,7 @@ This command uses those values as flag defaults (same flag names), so the ids co
 
 Example::
 
-    python -m albert_tf.tokenization.train_vocab --input=../shared/data/text --model_prefix=/tmp/my-2k \
+    python -m albert_tf.tokenization.train_vocab --input=../shared/data/text --model_prefix=out/my-2k \
         --vocab_size=2000 --input_sentence_size=200000
 """
 

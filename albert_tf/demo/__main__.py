@@ -28,6 +28,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--stages", default=",".join(STAGES), help=f"comma-separated subset of {','.join(STAGES)}")
     parser.add_argument("--glue_dir", default=None, help="fine-tune on real GLUE data (a folder with MRPC/...)")
     parser.add_argument("--seed", type=int, default=12345)
+    parser.add_argument("--pretrain_steps", type=int, default=0, help="pretraining steps (default: the stage's 600)")
     return parser.parse_args(argv)
 
 

@@ -154,6 +154,26 @@ class MaskedLmResult:
         self.token_boundary = token_boundary
 
 
+def _fit_ngram(idx: int, n: int, cs, n_cand: int, used: int, budget: int) -> tuple[int, int] | None:
+    """Piece span [lo, hi) of the n words starting at candidate ``idx``, shortened as the official.
+
+    ``cs`` holds cumulative piece offsets of the candidate words. While the span would push the
+    ``used`` predictions over ``budget``, one word is dropped (down to one); None when even one
+    word does not fit.
+    """
+    lo = cs[idx]
+    hi = cs[min(idx + n, n_cand)]
+    n -= 1
+    while used + hi - lo > budget:
+        if n == 0:
+            break
+        hi = cs[min(idx + n, n_cand)]
+        n -= 1
+    if used + hi - lo > budget:
+        return None
+    return lo, hi
+
+
 def create_masked_lm_predictions(
     ids: list[int],
     special_positions: Sequence[int],
@@ -203,17 +223,10 @@ def create_masked_lm_predictions(
     for idx in order:
         if n_masked >= num_to_predict:
             break
-        n = sampler.draw()
-        lo = cs[idx]
-        hi = cs[min(idx + n, n_cand)]
-        n -= 1
-        while n_masked + hi - lo > num_to_predict:
-            if n == 0:
-                break
-            hi = cs[min(idx + n, n_cand)]
-            n -= 1
-        if n_masked + hi - lo > num_to_predict:
+        span = _fit_ngram(idx, sampler.draw(), cs, n_cand, n_masked, num_to_predict)
+        if span is None:
             continue
+        lo, hi = span
         if 1 in covered[lo:hi]:
             continue
         for j in range(lo, hi):
@@ -237,17 +250,10 @@ def create_masked_lm_predictions(
         for idx in order:
             if n_sel >= num_to_predict:
                 break
-            n = sampler.draw()
-            lo = cs[idx]
-            hi = cs[min(idx + n, n_cand)]
-            n -= 1
-            while n_sel + hi - lo > num_to_predict:
-                if n == 0:
-                    break
-                hi = cs[min(idx + n, n_cand)]
-                n -= 1
-            if n_sel + hi - lo > num_to_predict:
+            span = _fit_ngram(idx, sampler.draw(), cs, n_cand, n_sel, num_to_predict)
+            if span is None:
                 continue
+            lo, hi = span
             if 1 in covered[lo:hi] or 1 in selected[lo:hi]:
                 continue
             for j in range(lo, hi):

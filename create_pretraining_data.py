@@ -1,21 +1,11 @@
-"""Create ALBERT pretraining TFRecords (n-gram masked LM + sentence order). See ``--help``.
+"""Create ALBERT pretraining TFRecords.
 
-Thin entry point; the library is :mod:`albert_tf.data.pretraining`.
-"""
+Thin entry point; the command is :mod:`albert_tf.cli.create_pretraining_data`."""
 
-from __future__ import annotations
-
-from albert_tf.data.pretraining.cli import HELP, define_flags
-from albert_tf.data.pretraining.cli import main as _cli_main
+from albert_tf.cli.create_pretraining_data import HELP, define_flags, main
 
 __doc__ = HELP
-define_flags()
-
-
-def main() -> None:
-    """Console script ``create_pretraining_data``."""
-    _cli_main()
-
+__all__ = ["define_flags", "main"]
 
 if __name__ == "__main__":
     main()

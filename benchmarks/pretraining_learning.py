@@ -98,12 +98,10 @@ def main(argv=None) -> None:
     train, heldout = make_records(args)
     data_seconds = time.time() - t0
 
-    from albert_tf.training.quick_pretrain import (
-        SOP_CHANCE,
-        majority_baselines,
-        pretrain_with_curve,
-        small_albert_config,
-    )
+    from albert_tf.data.pretraining.stats import majority_baselines
+    from albert_tf.tasks.pretraining import pretrain_with_curve, small_albert_config
+
+    SOP_CHANCE = 0.5  # SOP is a balanced binary task in the official data
 
     config = small_albert_config(30000)
     result = pretrain_with_curve(

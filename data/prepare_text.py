@@ -1,50 +1,8 @@
-"""Plain text files (one document each, paragraphs) -> one sentence per line, blank line between documents.
+"""Plain text files -> one sentence per line.
 
-    python data/prepare_text.py --input_file='books/*.txt' --output_file=corpus.txt --input_encoding=utf-8,iso-8859-1
+Thin entry point; the command is :mod:`albert_tf.cli.prepare_text`."""
 
-Logic: :mod:`albert_tf.data.prepare_text`.
-"""
-
-from __future__ import annotations
-
-import glob
-import json
-import os
-import sys
-
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-
-from absl import app, flags  # noqa: E402
-
-from albert_tf.data.prepare_text import prepare_files  # noqa: E402
-
-flags.DEFINE_string("input_file", None, "Comma-separated files or globs; each file is one document.")
-flags.DEFINE_string("output_file", None, "Output text file (UTF-8).")
-flags.DEFINE_string("input_encoding", "utf-8", "Comma-separated encodings tried in order per file.")
-flags.DEFINE_integer("min_sentences", 1, "Skip (and count) documents with fewer sentences.")
-
-
-def main(argv):
-    del argv
-    f = flags.FLAGS
-    if not f.input_file or not f.output_file:
-        print("prepare_text: error: --input_file and --output_file are required", file=sys.stderr)
-        return 1
-    files = []
-    for pattern in f.input_file.split(","):
-        matches = sorted(p for p in glob.glob(pattern) if os.path.isfile(p))
-        if not matches:
-            print(f"prepare_text: error: {pattern!r} matches no file", file=sys.stderr)
-            return 1
-        files.extend(matches)
-    try:
-        counts = prepare_files(files, f.output_file, f.input_encoding.split(","), f.min_sentences)
-    except ValueError as e:
-        print(f"prepare_text: error: {e}", file=sys.stderr)
-        return 1
-    print(json.dumps(counts))
-    return 0
-
+from albert_tf.cli.prepare_text import main
 
 if __name__ == "__main__":
-    app.run(lambda argv: sys.exit(main(argv)))
+    main()

@@ -74,7 +74,7 @@ def test_missing_backbone_variable_raises(tmp_path):
 
 def test_trainer_checkpoint_into_classifier(tmp_path):
     """A pretraining run's checkpoint (trainer layout, with optimizer state) initialises a classifier."""
-    from albert_tf.training import checkpointing
+    from albert_tf import checkpoints as checkpointing
 
     source = AlbertPretrainer(CONFIG)
     ckpt = tf.train.Checkpoint(

@@ -182,12 +182,12 @@ def test_export_savedmodel_cli_from_a_trainer_checkpoint(tmp_path):
     """export_savedmodel.py: a Trainer-layout checkpoint of an SST-2 model -> <export_dir>/<step> serving raw text."""
     import tensorflow as tf
 
-    from albert_tf import classifier_runner
-    from albert_tf.training import checkpointing
+    from albert_tf import checkpoints as checkpointing
+    from albert_tf.tasks.glue import GlueTask
 
     config_path = tmp_path / "tiny.json"
     AlbertConfig.from_preset("albert_tiny").replace(vocab_size=30000).to_json_file(str(config_path))
-    model = classifier_runner.GlueTask(
+    model = GlueTask(
         glue.get_processor("sst-2"), AlbertConfig.load(str(config_path)), 16
     ).build_model()
     items = {

@@ -4,9 +4,9 @@ import keras
 import numpy as np
 import pytest
 
+from albert_tf.checkpoints import CheckpointInitError, init_from_checkpoint
 from albert_tf.config import AlbertConfig
 from albert_tf.modeling import AlbertPretrainer
-from albert_tf.training.checkpointing import CheckpointInitError, init_from_checkpoint
 
 
 def built(seed):

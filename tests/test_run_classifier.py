@@ -12,8 +12,10 @@ import numpy as np
 import pytest
 from conftest import ROOT, shared_path
 
-from albert_tf import classifier_runner
 from albert_tf.config import AlbertConfig
+from albert_tf.data import glue
+from albert_tf.tasks import glue as glue_task
+from albert_tf.training.run_config import RunError
 
 SPM = ("spm", "30k-clean.model")
 ENV = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "PYTHONPATH": str(ROOT)}
@@ -118,7 +120,7 @@ def test_stsb_end_to_end_and_predict_only(tmp_path, tiny_config):
         save_checkpoints_steps=8,
         cached_dir=str(tmp_path / "cache"),
     )
-    summary = classifier_runner.run(classifier_runner.RunConfig(**base, do_train=True, do_eval=True, do_predict=True))
+    summary = glue_task.run(glue_task.make_config(**base, do_train=True, do_eval=True, do_predict=True))
     assert summary["key_metric"] == "pearson"
     hist = summary["eval"]
     assert [h["global_step"] for h in hist] == [8, 16]
@@ -136,15 +138,15 @@ def test_stsb_end_to_end_and_predict_only(tmp_path, tiny_config):
     assert all(len(r[1].split(".")[1]) == 3 for r in rows)
 
     # Resume: more steps in the same output_dir continue from ckpt-16 and evaluate only the new checkpoint.
-    more = classifier_runner.run(classifier_runner.RunConfig(**{**base, "train_step": 24}, do_train=True, do_eval=True))
+    more = glue_task.run(glue_task.make_config(**{**base, "train_step": 24}, do_train=True, do_eval=True))
     assert [h["global_step"] for h in more["eval"]] == [8, 16, 24]
     assert more["eval"][:2] == hist  # earlier results kept, not recomputed
     assert all(os.path.exists(os.path.join(out, f"ckpt-{s}.index")) for s in (8, 16, 24))
 
     # Predict-only from the first checkpoint into a fresh directory (features come from the shared cache).
     out2 = str(tmp_path / "stsb_predict")
-    summary2 = classifier_runner.run(
-        classifier_runner.RunConfig(
+    summary2 = glue_task.run(
+        glue_task.make_config(
             **{**base, "output_dir": out2}, do_predict=True, predict_checkpoint=os.path.join(out, "ckpt-8")
         )
     )
@@ -166,18 +168,18 @@ def test_bad_input_is_rejected_before_training(tmp_path, tiny_config):
             do_train=True,
             max_seq_length=16,
         )
-        return classifier_runner.RunConfig(**{**base, **kw})
+        return glue_task.make_config(**{**base, **kw})
 
     # Unknown task: lists the known ones.
     with pytest.raises(
-        classifier_runner.glue.GlueDataError, match="unknown GLUE task 'MNLI2'; known tasks: cola, mnli"
+        glue.GlueDataError, match="unknown GLUE task 'MNLI2'; known tasks: cola, mnli"
     ):
-        classifier_runner.run(cfg(task_name="MNLI2"))
+        glue_task.run(cfg(task_name="MNLI2"))
     # Malformed TSV: file, line and expected layout, before any model is built or directory written.
     (tmp_path / "RTE").mkdir()
     (tmp_path / "RTE" / "train.tsv").write_text("index\tsentence1\tsentence2\tlabel\n0\ta\tb\tentailment\n1\tonly a\n")
-    with pytest.raises(classifier_runner.glue.GlueDataError) as e:
-        classifier_runner.run(cfg())
+    with pytest.raises(glue.GlueDataError) as e:
+        glue_task.run(cfg())
     assert "RTE/train.tsv:3: 2 column(s), expected a header line, then 4 tab-separated columns" in str(e.value)
     assert not (tmp_path / "o2").exists()
     (tmp_path / "RTE" / "train.tsv").write_text("index\tsentence1\tsentence2\tlabel\n0\ta\tb\tentailment\n")
@@ -185,17 +187,17 @@ def test_bad_input_is_rejected_before_training(tmp_path, tiny_config):
     foreign = tmp_path / "pretrained"
     foreign.mkdir()
     (foreign / "model.ckpt-best.index").write_bytes(b"")
-    with pytest.raises(classifier_runner.RunError, match="pass it as --init_checkpoint"):
-        classifier_runner.run(cfg(output_dir=str(foreign)))
+    with pytest.raises(RunError, match="pass it as --init_checkpoint"):
+        glue_task.run(cfg(output_dir=str(foreign)))
     # max_seq_length beyond the position table, a vocab that does not fit the config, nothing to do.
     with pytest.raises(ValueError, match="max_seq_length"):
-        classifier_runner.run(cfg(max_seq_length=4096))
-    with pytest.raises(classifier_runner.RunError, match="30000 pieces but albert_config vocab_size is 1000"):
-        classifier_runner.run(cfg(albert_config_file="albert_tiny"))
-    with pytest.raises(classifier_runner.RunError, match="at least one of"):
-        classifier_runner.run(cfg(do_train=False))
-    with pytest.raises(classifier_runner.RunError, match="needs --spm_model_file"):  # WordPiece has no in-graph path
-        classifier_runner.run(cfg(spm_model_file=None, vocab_file="vocab.txt", export_dir=str(tmp_path / "e")))
+        glue_task.run(cfg(max_seq_length=4096))
+    with pytest.raises(RunError, match="30000 pieces but albert_config vocab_size is 1000"):
+        glue_task.run(cfg(albert_config_file="albert_tiny"))
+    with pytest.raises(RunError, match="at least one of"):
+        glue_task.run(cfg(do_train=False))
+    with pytest.raises(RunError, match="needs --spm_model_file"):  # WordPiece has no in-graph path
+        glue_task.run(cfg(spm_model_file=None, vocab_file="vocab.txt", export_dir=str(tmp_path / "e")))
 
 
 # run_glue.sh values as spec 4.1 tabulates them: warmup, lr, steps, save, batch.
@@ -280,16 +282,16 @@ def test_mnli_model_serves_mismatched_dev_and_ax(tmp_path, tiny_config):
         train_step=2,
         save_checkpoints_steps=2,
     )
-    mnli = classifier_runner.RunConfig(
+    mnli = glue_task.make_config(
         data_dir=str(samples / "mnli"), task_name="MNLI", do_train=True, do_eval=True, do_predict=True, **base
     )
-    assert classifier_runner.run(mnli)["best"]["num_examples"] == 2
-    mm = classifier_runner.run(
-        classifier_runner.RunConfig(data_dir=str(samples / "mnli"), task_name="mnli-mm", do_eval=True, **base)
+    assert glue_task.run(mnli)["best"]["num_examples"] == 2
+    mm = glue_task.run(
+        glue_task.make_config(data_dir=str(samples / "mnli"), task_name="mnli-mm", do_eval=True, **base)
     )
     assert mm["eval"][0]["global_step"] == 2 and os.path.exists(os.path.join(out, "mnli-mm", "eval_results.json"))
-    ax = classifier_runner.run(
-        classifier_runner.RunConfig(data_dir=str(samples / "ax"), task_name="AX", do_predict=True, **base)
+    ax = glue_task.run(
+        glue_task.make_config(data_dir=str(samples / "ax"), task_name="AX", do_predict=True, **base)
     )
     assert ax["inference_checkpoint"] == os.path.join(out, "best", "ckpt-best")
     header, rows = _read_submission(os.path.join(out, "ax", "AX.tsv"))
@@ -300,9 +302,9 @@ def test_mnli_model_serves_mismatched_dev_and_ax(tmp_path, tiny_config):
     }
     assert os.path.exists(os.path.join(out, "MNLI-m.tsv"))  # the MNLI run's own submission is untouched
     # Training another task into the same folder is refused.
-    with pytest.raises(classifier_runner.RunError, match="holds a mnli run"):
-        classifier_runner.run(
-            classifier_runner.RunConfig(
+    with pytest.raises(RunError, match="holds a mnli run"):
+        glue_task.run(
+            glue_task.make_config(
                 data_dir=str(samples / "rte"), task_name="RTE", do_train=True, **{**base, "max_seq_length": 16}
             )
         )

@@ -8,9 +8,9 @@ import subprocess
 import sys
 
 import pytest
+from synthetic_records import write_synthetic_records
 
 from albert_tf.config import AlbertConfig
-from albert_tf.training.synthetic_records import write_synthetic_records
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SEQ, PRED, VOCAB = 32, 5, 1000
@@ -104,8 +104,8 @@ def test_missing_input_glob(tmp_path, records):
 def test_init_checkpoint_of_another_model_size(tmp_path, records):
     import tensorflow as tf
 
+    from albert_tf import checkpoints as checkpointing
     from albert_tf.modeling import AlbertPretrainer
-    from albert_tf.training import checkpointing
 
     big = AlbertPretrainer(AlbertConfig.from_preset("albert_tiny").replace(embedding_size=24))
     prefix = tf.train.Checkpoint(**{checkpointing.WEIGHTS_KEY: checkpointing.model_weights(big)}).write(
@@ -153,7 +153,7 @@ for path in sorted(glob.glob('configs/pretrain_*.flags')):
 F.unparse_flags()
 F(['x', '--iterations_per_loop=7', '--use_tpu', '--tpu_name=grpc://1.2.3.4:8470', '--albert_config_file=a',
    '--output_dir=o'])
-from albert_tf.training.flags import strategy_name_from_flags
+from albert_tf.cli.flags import strategy_name_from_flags
 print('alias', F.steps_per_loop, strategy_name_from_flags(), F.tpu)
 print(F.get_help())
 """

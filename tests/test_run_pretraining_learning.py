@@ -15,7 +15,7 @@ def test_mlm_loss_falls_on_the_sample_corpus(tmp_path):
     spm_model = str(shared_path("spm", "30k-clean.model"))
     from albert_tf.data.pretraining import PretrainingDataConfig, TokenizerSpec, create_pretraining_data
     from albert_tf.data.sample_corpus import write_sample_corpus
-    from albert_tf.training.quick_pretrain import pretrain_with_curve
+    from albert_tf.tasks.pretraining import pretrain_with_curve
 
     records = {}
     for name, docs, seed in (("train", 800, 0), ("heldout", 100, 1)):
@@ -43,8 +43,9 @@ def test_demo_stage_runs_on_the_previous_stage_result(tmp_path):
     """The demo stage reads the pretraining_data stage's dict and reports accuracy before and after."""
     import argparse
 
+    from synthetic_records import write_synthetic_records
+
     from albert_tf.demo import pretrain
-    from albert_tf.training.synthetic_records import write_synthetic_records
 
     shards = [
         write_synthetic_records(str(tmp_path / f"pretrain.tfrecord-0000{i}-of-00002"), 64, 32, 5, 400, seed=i)

@@ -66,7 +66,7 @@ def test_latin1_file_and_preprocess_switch(tmp_path):
 
 def test_cli_help_lists_the_official_flags():
     out = subprocess.run(
-        [sys.executable, "-m", "albert_tf.tokenization.train_vocab", "--help"],
+        [sys.executable, "-m", "albert_tf.cli.train_vocab", "--help"],
         capture_output=True,
         text=True,
         cwd=ROOT,

@@ -8,14 +8,14 @@ import keras
 import numpy as np
 import pytest
 import tensorflow as tf
+from synthetic_records import write_synthetic_records
 
+from albert_tf import checkpoints as checkpointing
 from albert_tf.config import AlbertConfig
-from albert_tf.training import checkpointing
+from albert_tf.tasks.pretraining import PretrainingTask
 from albert_tf.training.optimizers import LAMB, create_optimizer
-from albert_tf.training.pretraining_task import PretrainingTask
 from albert_tf.training.schedules import WarmupPolynomialDecay
 from albert_tf.training.summaries import read_scalars
-from albert_tf.training.synthetic_records import write_synthetic_records
 from albert_tf.training.trainer import Trainer, TrainerConfig
 
 SEQ, PRED = 32, 5

@@ -5,14 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import tensorflow as tf
+from synthetic_records import write_synthetic_records
 
-from albert_tf.training.pretraining_data import (
+from albert_tf.data.pretraining.dataset import (
     PretrainingDataError,
     expand_globs,
     pretraining_dataset,
     validate_pretraining_files,
 )
-from albert_tf.training.synthetic_records import write_synthetic_records
 
 SEQ, PRED = 24, 4
 

@@ -1,16 +1,18 @@
 """Checkpoint interop: official TF1 checkpoints, albert-tf (TF2 / .keras), Hugging Face.
 
 Every format passes through the official TF1 names of spec 1.4 (``names.py``), so one
-report type (:class:`LoadReport`) describes any load. The entry point for runners is
-:func:`restore_pretrained`, which detects the format of ``path`` and initialises a model
-from it (initialising is not resuming: optimizer state and ``global_step`` are never read).
+report type (:class:`LoadReport`) describes any load. Runners call :func:`init_from_checkpoint`
+(``--init_checkpoint``): it detects the format of ``path`` once and initialises a model from it
+(initialising is not resuming: optimizer state and ``global_step`` are never read). The
+trainer's own layout and best copy live in :mod:`trainer_layout`, path resolution in :mod:`paths`.
 """
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
+from albert_tf.checkpoints.formats import FORMATS, detect_format
+from albert_tf.checkpoints.paths import list_run_checkpoints, resolve_checkpoint_path
 from albert_tf.checkpoints.report import (
     CheckpointError,
     ConfigMismatchError,
@@ -19,45 +21,34 @@ from albert_tf.checkpoints.report import (
     assign_official_arrays,
     model_official_arrays,
 )
-
-FORMATS = ("official", "albert_tf", "huggingface")
+from albert_tf.checkpoints.trainer_layout import (
+    WEIGHTS_KEY,
+    is_trainer_checkpoint,
+    load_weights_by_path,
+    model_weights,
+)
 
 __all__ = [
     "FORMATS",
     "CheckpointError",
+    "CheckpointInitError",
     "ConfigMismatchError",
     "LoadReport",
     "NotAlbertCheckpointError",
+    "WEIGHTS_KEY",
     "assign_official_arrays",
     "detect_format",
+    "init_from_checkpoint",
+    "list_run_checkpoints",
     "load_checkpoint",
     "model_official_arrays",
+    "model_weights",
+    "resolve_checkpoint_path",
     "restore_pretrained",
 ]
 
-
-def detect_format(path: str) -> str:
-    """``official``, ``albert_tf`` (TF2 object checkpoint, ``.keras`` or ``.weights.h5``) or ``huggingface``.
-
-    Raises :class:`CheckpointError` for a missing path and :class:`NotAlbertCheckpointError`
-    for a TF checkpoint in another layout (brightmart albert_zh, BERT, ...).
-    """
-    from albert_tf.checkpoints import official
-
-    path = os.fspath(path)
-    if os.path.isdir(path) and os.path.exists(os.path.join(path, "config.json")):
-        return "huggingface"
-    if path.endswith((".keras", ".weights.h5")):
-        if not os.path.exists(path):
-            raise CheckpointError(f"{path}: file not found")
-        return "albert_tf"
-    prefix = official.resolve_checkpoint_path(path)
-    layout = official.detect_layout(official.list_checkpoint(prefix))
-    if layout in ("official", "official_hub"):
-        return "official"
-    if layout == "tf2_object":
-        return "albert_tf"
-    raise NotAlbertCheckpointError(f"{prefix}: {official._LAYOUT_MESSAGES[layout]}")
+class CheckpointInitError(CheckpointError):
+    """``--init_checkpoint`` does not fit the model (nothing matched, or shapes differ)."""
 
 
 def load_checkpoint(model: Any, path: str, input_format: str | None = None, config: Any | None = None) -> LoadReport:
@@ -95,16 +86,57 @@ def restore_pretrained(
     report = load_checkpoint(model, path, input_format=input_format, config=config)
     report.raise_if_empty()
     if require_backbone:
-        missing = [n for n in report.missing if n.startswith("bert/")]
-        bad = [m for m in report.shape_mismatches if m[0].startswith("bert/")]
-        if bad:
-            name, a, b = bad[0]
-            raise ConfigMismatchError(
-                f"{report.source}: backbone variable {name} has shape {list(a)} in the checkpoint "
-                f"but {list(b)} in the model (checkpoint and config disagree)"
-            )
-        if missing:
-            raise CheckpointError(
-                f"{report.source}: {len(missing)} backbone variable(s) not in the checkpoint, first {missing[0]}"
-            )
+        report.raise_if_backbone_incomplete()
     return report
+
+
+def init_from_checkpoint(
+    model: Any, path: str, *, init_from_group0: bool = False, allow_shape_mismatch: bool = False
+) -> LoadReport:
+    """``--init_checkpoint``: load the weights found at ``path`` into ``model``, print the report, fail loudly.
+
+    The format is detected once (:func:`detect_format`). A checkpoint in the trainer's own layout
+    is matched by Keras variable path (report in Keras paths); every other layout (official TF1,
+    Hugging Face, ``.keras``, TF2 object checkpoints) by official name through
+    :func:`restore_pretrained`. ``init_from_group0`` (official ``--init_from_group0``, spec 3.5)
+    initialises every group of a G > 1 model from the checkpoint's group 0. Raises
+    :class:`CheckpointInitError` when the checkpoint is missing, shapes differ, or nothing matched.
+    """
+    from absl import logging
+
+    try:
+        input_format = detect_format(path)
+        if init_from_group0:
+            from albert_tf.checkpoints import group0
+
+            report = group0.load_from_group0(model, path, input_format=input_format)
+        elif input_format == "albert_tf" and not str(path).endswith((".keras", ".weights.h5")):
+            prefix = resolve_checkpoint_path(path)
+            if is_trainer_checkpoint(prefix):
+                report = load_weights_by_path(model, prefix)
+            else:
+                report = restore_pretrained(model, prefix, input_format=input_format, require_backbone=False)
+        else:
+            report = restore_pretrained(model, path, input_format=input_format, require_backbone=False)
+    except CheckpointInitError:
+        raise
+    except CheckpointError as e:
+        raise CheckpointInitError(f"init_checkpoint: {e}") from None
+    logging.info("init_checkpoint %s", report.summary())
+    _check_init(report, report.source or path, allow_shape_mismatch)
+    return report
+
+
+def _check_init(report: LoadReport, path: str, allow_shape_mismatch: bool) -> None:
+    if report.shape_mismatches and not allow_shape_mismatch:
+        name, stored, wanted = report.shape_mismatches[0]
+        raise CheckpointInitError(
+            f"init_checkpoint {path} does not fit this model ({len(report.shape_mismatches)} shape mismatches, e.g. "
+            f"{name}: checkpoint {list(stored)} vs model {list(wanted)}): was it trained with another albert_config "
+            "(model size)?"
+        )
+    if not report.loaded:
+        raise CheckpointInitError(
+            f"init_checkpoint {path}: no variable matched this model ({report.summary(verbose=False)}); "
+            "refusing to train from scratch silently"
+        )

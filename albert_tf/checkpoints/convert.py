@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from albert_tf.checkpoints import huggingface, native, official
+from albert_tf.checkpoints.formats import FORMATS
 from albert_tf.checkpoints.report import (
     CheckpointError,
     LoadReport,
@@ -27,7 +28,6 @@ from albert_tf.checkpoints.report import (
     model_official_arrays,
 )
 
-FORMATS = ("official", "albert_tf", "huggingface")
 CONFIG_NAME = "albert_config.json"
 _PRETRAINING_HEADS = official.HEAD_NAMES["pretraining"]
 _CARRIED_HEADS = {n for head in ("classifier", "squad_v1", "squad_v2") for n in official.HEAD_NAMES[head]}

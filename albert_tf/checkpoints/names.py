@@ -5,8 +5,7 @@ Every checkpoint format is converted through the official names of spec section 
 ``cls/predictions/...``, ``cls/seq_relationship/...``): official TF1 checkpoints use them directly
 and Hugging Face names map onto them one to one.
 
-Task models add their heads by defining ``official_head_variables()`` returning
-``{official_name: VariableRef}``.
+Task heads are named here too (:func:`head_variable_maps`), one entry per task model class.
 """
 
 from __future__ import annotations
@@ -113,8 +112,8 @@ def pretraining_head_variable_map(pretrainer) -> dict[str, VariableRef]:
 def official_variable_map(model) -> dict[str, VariableRef]:
     """Official TF1 name -> ``VariableRef`` for an encoder, a pretrainer or a task model.
 
-    A task model exposes its encoder as ``.encoder`` and, if it has official head variables,
-    an ``official_head_variables()`` method.
+    A task model exposes its encoder as ``.encoder``; its head names come from :func:`head_variable_maps`
+    (the one table of head names, spec 1.4).
     """
     from albert_tf.modeling.encoder import AlbertEncoder
     from albert_tf.modeling.models import AlbertPretrainer
@@ -131,10 +130,25 @@ def official_variable_map(model) -> dict[str, VariableRef]:
     if not isinstance(encoder, AlbertEncoder):
         raise TypeError(f"{type(model).__name__} is not an ALBERT model (no AlbertEncoder at .encoder)")
     out = encoder_variable_map(encoder)
-    heads = getattr(model, "official_head_variables", None)
-    if heads is not None:
-        out.update(heads())
+    for cls, head_map in head_variable_maps():
+        if isinstance(model, cls):
+            out.update(head_map(model))
     return out
+
+
+def classifier_head_variable_map(model) -> dict[str, VariableRef]:
+    """``run_classifier.py``'s head (spec 1.4): ``output_weights`` [num_labels, H] (our kernel transposed)."""
+    return {
+        "output_weights": VariableRef(model.head.kernel, "transpose"),
+        "output_bias": VariableRef(model.head.bias),
+    }
+
+
+def head_variable_maps() -> list[tuple[type, object]]:
+    """``(task model class, function model -> {official head name: VariableRef})``; SQuAD and RACE go here."""
+    from albert_tf.modeling.classifier import AlbertClassifier
+
+    return [(AlbertClassifier, classifier_head_variable_map)]
 
 
 def expected_official_shapes(config, with_pretraining_heads: bool = True) -> dict[str, tuple[int, ...]]:

@@ -1,7 +1,7 @@
 """albert-tf's own formats: ``.keras`` files, ``.weights.h5`` and TF2 checkpoints.
 
 TF2 checkpoints are written in the trainer's layout (``model_weights/<Keras variable path>``,
-``albert_tf.training.checkpointing``), so a converted checkpoint is directly an
+``albert_tf.checkpoints.trainer_layout``), so a converted checkpoint is directly an
 ``--init_checkpoint`` for every runner. Reading also accepts plain object checkpoints
 (``tf.train.Checkpoint(model=...)``), whose keys are positions in the Keras functional graph
 (``model/_operations/1/...``) and so only restore into a model of the same class and config.
@@ -17,6 +17,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from albert_tf.checkpoints import trainer_layout
+from albert_tf.checkpoints.paths import resolve_checkpoint_path, write_checkpoint_state
 from albert_tf.checkpoints.report import (
     CheckpointError,
     LoadReport,
@@ -25,7 +27,7 @@ from albert_tf.checkpoints.report import (
 )
 
 MODEL_KEY = "model"
-TRAINER_KEY = "model_weights"  # albert_tf.training.checkpointing.WEIGHTS_KEY
+TRAINER_KEY = trainer_layout.WEIGHTS_KEY
 _SKIP_ROOTS = ("_CHECKPOINTABLE_OBJECT_GRAPH", "save_counter")
 
 
@@ -61,21 +63,10 @@ def _restore_trainer_checkpoint(model: Any, prefix: str, config: Any) -> Any | N
     A candidate must get every variable with the right shape; one that also leaves nothing of
     the checkpoint unused (the model that wrote it) is preferred, so unused heads get reported.
     """
-    from absl import logging
-
-    from albert_tf.training import checkpointing
-
     fallback = None
     for candidate in _candidate_models(model, config):
-        verbosity = logging.get_verbosity()
-        logging.set_verbosity(logging.WARNING)  # the trainer logs its own report per candidate
-        try:
-            report = checkpointing.init_from_checkpoint(candidate, prefix)
-        except checkpointing.CheckpointInitError:
-            continue
-        finally:
-            logging.set_verbosity(verbosity)
-        if report.missing or report.shape_mismatches:
+        report = trainer_layout.load_weights_by_path(candidate, prefix)
+        if not report.loaded or report.missing or report.shape_mismatches:
             continue
         if not report.unused:
             return candidate
@@ -113,13 +104,13 @@ def read_native(path: str, config: Any | None = None) -> Any:
     ``config``; ``.weights.h5`` holds no architecture and is refused here.
     """
     import keras
+    import tensorflow as tf
 
-    from albert_tf.checkpoints.official import resolve_checkpoint_path
     from albert_tf.modeling import AlbertEncoder
 
     path = os.fspath(path)
     if path.endswith(".keras"):
-        if not os.path.exists(path):
+        if not tf.io.gfile.exists(path):
             raise CheckpointError(f"{path}: file not found")
         return keras.saving.load_model(path, compile=False)
     if path.endswith(".weights.h5"):
@@ -133,20 +124,20 @@ def read_native(path: str, config: Any | None = None) -> Any:
 def load_native(model: Any, path: str, config: Any | None = None) -> LoadReport:
     """Load a ``.keras`` file, a ``.weights.h5`` file or a TF2 object checkpoint into ``model``."""
     import keras
+    import tensorflow as tf
 
     from albert_tf.checkpoints.huggingface import check_configs_agree
-    from albert_tf.checkpoints.official import resolve_checkpoint_path
 
     config = config if config is not None else getattr(model, "config", None)
     path = os.fspath(path)
     if path.endswith(".keras"):
-        if not os.path.exists(path):
+        if not tf.io.gfile.exists(path):
             raise CheckpointError(f"{path}: file not found")
         source = keras.saving.load_model(path, compile=False)
         if config is not None and getattr(source, "config", None) is not None:
             check_configs_agree(config, source.config, path)
     elif path.endswith(".weights.h5"):
-        if not os.path.exists(path):
+        if not tf.io.gfile.exists(path):
             raise CheckpointError(f"{path}: file not found")
         source = type(model).from_config(model.get_config())
         try:
@@ -165,20 +156,16 @@ def save_native(model: Any, path: str) -> str:
     """``.keras`` / ``.weights.h5`` by extension, else a TF2 checkpoint in the trainer's layout at ``path``."""
     import tensorflow as tf
 
-    from albert_tf.checkpoints.official import write_checkpoint_state
-
     path = os.fspath(path)
     if path.endswith((".keras", ".weights.h5")):
-        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        tf.io.gfile.makedirs(os.path.dirname(os.path.abspath(path)) if "://" not in path else os.path.dirname(path))
         if path.endswith(".keras"):
             model.save(path)
         else:
             model.save_weights(path)
         return path
-    from albert_tf.training import checkpointing
-
     # the trainer's layout, so the result also works as --init_checkpoint of every runner
-    prefix = tf.train.Checkpoint(**{TRAINER_KEY: checkpointing.model_weights(model)}).write(path)
+    prefix = trainer_layout.write_weights(model, path)
     # the state file lets tf.train.latest_checkpoint(dir) find it, as for checkpoints the trainer writes
-    write_checkpoint_state(os.path.dirname(os.path.abspath(prefix)), os.path.basename(prefix))
+    write_checkpoint_state(os.path.dirname(prefix) or ".", os.path.basename(prefix))
     return prefix

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from albert_tf.checkpoints.paths import resolve_checkpoint_path, write_checkpoint_state
 from albert_tf.checkpoints.report import (
     CheckpointError,
     ConfigMismatchError,
@@ -128,30 +129,6 @@ def official_variable_shapes(
 # ---------------------------------------------------------------------------- reading
 
 
-def resolve_checkpoint_path(path: str) -> str:
-    """A checkpoint prefix from a prefix, a directory (latest checkpoint) or an ``.index`` file."""
-    import tensorflow as tf
-
-    path = os.fspath(path)
-    if path.endswith(".index"):
-        path = path[: -len(".index")]
-    elif re.search(r"\.data-\d{5}-of-\d{5}$", path):
-        path = re.sub(r"\.data-\d{5}-of-\d{5}$", "", path)
-    elif path.endswith(".meta") and os.path.exists(path[: -len(".meta")] + ".index"):
-        path = path[: -len(".meta")]
-    if os.path.isdir(path):
-        latest = tf.train.latest_checkpoint(path)
-        if latest is None:
-            indexes = sorted(f for f in os.listdir(path) if f.endswith(".index"))
-            if len(indexes) == 1:
-                return os.path.join(path, indexes[0][: -len(".index")])
-            raise CheckpointError(f"{path}: directory holds no TF checkpoint (no 'checkpoint' file or single .index)")
-        return latest
-    if not os.path.exists(path + ".index"):
-        raise CheckpointError(f"{path}: checkpoint not found (expected {os.path.basename(path)}.index beside it)")
-    return path
-
-
 def list_checkpoint(path: str) -> dict[str, tuple[tuple[int, ...], str]]:
     """``{name: (shape, dtype name)}`` of a TF checkpoint, as stored (no renaming)."""
     import tensorflow as tf
@@ -181,7 +158,7 @@ def detect_layout(names: Iterable[str]) -> str:
     return "unknown"
 
 
-_LAYOUT_MESSAGES = {
+LAYOUT_MESSAGES = {
     "tf2_object": "a TF2 object-based checkpoint (albert-tf / Keras), not an official TF1 one; "
     "use --input_format albert_tf",
     "brightmart": "the unofficial brightmart/albert_zh layout (bert/encoder/layer_shared, word_embeddings_2), "
@@ -205,7 +182,7 @@ def read_official_checkpoint(path: str) -> tuple[dict[str, np.ndarray], list[str
     listing = list_checkpoint(prefix)
     layout = detect_layout(listing)
     if layout not in ("official", "official_hub"):
-        raise NotAlbertCheckpointError(f"{prefix}: {_LAYOUT_MESSAGES[layout]}")
+        raise NotAlbertCheckpointError(f"{prefix}: {LAYOUT_MESSAGES[layout]}")
     reader = tf.train.load_checkpoint(prefix)
     arrays: dict[str, np.ndarray] = {}
     ignored: list[str] = []
@@ -311,9 +288,11 @@ def write_official_arrays(
     """
     import tensorflow as tf
 
-    prefix = os.path.abspath(os.fspath(prefix))
+    prefix = os.fspath(prefix)
+    if "://" not in prefix:
+        prefix = os.path.abspath(prefix)
     directory = os.path.dirname(prefix)
-    os.makedirs(directory, exist_ok=True)
+    tf.io.gfile.makedirs(directory)
     names, tensors = [], []
     for name in sorted(arrays):
         value = np.asarray(arrays[name])
@@ -333,13 +312,6 @@ def write_official_arrays(
         tf.raw_ops.SaveV2(prefix=prefix, tensor_names=names, shape_and_slices=[""] * len(names), tensors=tensors)
     write_checkpoint_state(directory, os.path.basename(prefix))
     return prefix
-
-
-def write_checkpoint_state(directory: str, basename: str) -> None:
-    """The ``checkpoint`` text-proto file ``tf.train.latest_checkpoint(directory)`` reads."""
-    quoted = basename.replace("\\", "\\\\").replace('"', '\\"')
-    with open(os.path.join(directory, "checkpoint"), "w", encoding="utf-8") as f:
-        f.write(f'model_checkpoint_path: "{quoted}"\nall_model_checkpoint_paths: "{quoted}"\n')
 
 
 def save_official_checkpoint(

@@ -55,6 +55,21 @@ class LoadReport:
         """True when every model variable was loaded and nothing disagreed in shape."""
         return bool(self.loaded) and not self.missing and not self.shape_mismatches
 
+    def raise_if_backbone_incomplete(self) -> None:
+        """Raise when a backbone (``bert/...``) variable was mis-shaped or missing; head gaps are only reported."""
+        bad = [m for m in self.shape_mismatches if m[0].startswith("bert/")]
+        if bad:
+            name, a, b = bad[0]
+            raise ConfigMismatchError(
+                f"{self.source}: backbone variable {name} has shape {list(a)} in the checkpoint "
+                f"but {list(b)} in the model (checkpoint and config disagree)"
+            )
+        missing = [n for n in self.missing if n.startswith("bert/")]
+        if missing:
+            raise CheckpointError(
+                f"{self.source}: {len(missing)} backbone variable(s) not in the checkpoint, first {missing[0]}"
+            )
+
     def summary(self, verbose: bool = True, limit: int = 20) -> str:
         """A readable multi-line report; ``verbose`` lists the names of every non-loaded group."""
         head = (

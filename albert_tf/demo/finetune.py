@@ -18,8 +18,8 @@ import os
 import random
 from typing import Any
 
-from albert_tf import classifier_runner
 from albert_tf.data import sample_corpus
+from albert_tf.tasks import glue
 
 SUNNY = "the sun is shining"
 # Name/town/adjective combinations chosen at random, not looked up in the training split.
@@ -134,7 +134,7 @@ def run(workdir: str, args: Any) -> dict:
 
     output_dir = os.path.join(stage_dir, f"{task.lower()}_run")
     export_dir = os.path.join(stage_dir, "export")
-    cfg = classifier_runner.RunConfig(
+    cfg = glue.make_config(
         data_dir=data_dir,
         task_name=task,
         output_dir=output_dir,
@@ -157,7 +157,7 @@ def run(workdir: str, args: Any) -> dict:
     )
     if os.path.isdir(output_dir) and os.listdir(output_dir):
         raise RuntimeError(f"{output_dir} is not empty: remove it or use another --workdir")
-    summary = classifier_runner.run(cfg)
+    summary = glue.run(cfg)
     path = summary["export_dir"]
 
     feeds = {"text_a": list(questions[0])}

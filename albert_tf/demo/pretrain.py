@@ -49,7 +49,7 @@ def _vocab_size(spm_model: str | None, train: str) -> int:
         return int(spm.SentencePieceProcessor(model_file=spm_model).get_piece_size())
     from tensorflow.core.example import example_pb2
 
-    from albert_tf.training.pretraining_data import expand_globs, read_tfrecord_file
+    from albert_tf.data.pretraining.dataset import expand_globs, read_tfrecord_file
 
     top = 0
     for path in expand_globs(train):
@@ -66,8 +66,8 @@ def _held_out_records(workdir: str, train: str, spm_model: str | None, seed: int
     import json
 
     from albert_tf.data.pretraining import PretrainingDataConfig, TokenizerSpec, create_pretraining_data
+    from albert_tf.data.pretraining.dataset import expand_globs
     from albert_tf.data.sample_corpus import write_sample_corpus
-    from albert_tf.training.pretraining_data import expand_globs
 
     first = expand_globs(train)[0]
     sidecar = first.split("-00000-of-")[0] + ".json" if "-00000-of-" in first else first + ".json"
@@ -88,7 +88,8 @@ def _held_out_records(workdir: str, train: str, spm_model: str | None, seed: int
 
 
 def run(workdir: str, args) -> dict:
-    from albert_tf.training.quick_pretrain import majority_baselines, pretrain_with_curve, small_albert_config
+    from albert_tf.data.pretraining.stats import majority_baselines
+    from albert_tf.tasks.pretraining import pretrain_with_curve, small_albert_config
 
     train, held_out, spm_model = _previous_stage_files(workdir, args)
     seed = int(getattr(args, "seed", 12345))

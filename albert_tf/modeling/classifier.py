@@ -5,7 +5,7 @@
 error). The head is a Keras ``Dense`` named ``output``; its kernel is stored [H, num_labels]
 while the official checkpoint holds ``output_weights`` [num_labels, H] (used with
 ``transpose_b``) and ``output_bias`` [num_labels] at the top level of the graph, so
-:meth:`official_head_variables` maps them with a transpose.
+``albert_tf.checkpoints.names`` maps them with a transpose.
 
 The official dropout keep-probability is hard-coded to 0.9; here it is ``classifier_dropout``
 (default 0.1, the official value). The head initialiser is the official
@@ -80,28 +80,24 @@ class AlbertClassifier(RebuiltFromConfig, keras.Model):
     def is_regression(self) -> bool:
         return self.num_labels == 1
 
-    def official_head_variables(self) -> dict[str, Any]:
-        """Official names of the head: ``output_weights`` [num_labels, H] (our kernel transposed), ``output_bias``."""
-        from albert_tf.checkpoints.names import VariableRef
 
-        return {
-            "output_weights": VariableRef(self.head.kernel, "transpose"),
-            "output_bias": VariableRef(self.head.bias),
-        }
-
-
-def classification_loss(logits, labels, num_labels: int):
-    """The official per-task loss, averaged over the batch.
+def classification_per_example_loss(logits, labels, num_labels: int):
+    """The official per-task loss of each example [B].
 
     Classification: softmax cross-entropy ``-sum(one_hot(label) * log_softmax(logits))``.
     Regression (``num_labels == 1``): ``(logit - label)^2``.
     """
     logits = ops.cast(logits, "float32")
     if num_labels == 1:
-        return ops.mean(ops.square(ops.squeeze(logits, axis=-1) - ops.cast(ops.reshape(labels, (-1,)), "float32")))
+        return ops.square(ops.squeeze(logits, axis=-1) - ops.cast(ops.reshape(labels, (-1,)), "float32"))
     log_probs = ops.log_softmax(logits, axis=-1)
     one_hot = ops.one_hot(ops.cast(ops.reshape(labels, (-1,)), "int32"), num_labels, dtype="float32")
-    return ops.mean(-ops.sum(one_hot * log_probs, axis=-1))
+    return -ops.sum(one_hot * log_probs, axis=-1)
+
+
+def classification_loss(logits, labels, num_labels: int):
+    """The official per-task loss averaged over the batch (:func:`classification_per_example_loss`)."""
+    return ops.mean(classification_per_example_loss(logits, labels, num_labels))
 
 
 def predictions_from_logits(logits, num_labels: int):

@@ -36,30 +36,33 @@ def pretraining_losses(outputs, features) -> dict[str, tf.Tensor]:
     return {"mlm_loss": mlm_loss, "sop_loss": sop_loss, "total_loss": mlm_loss + sop_loss}
 
 
-def pretraining_metrics(outputs, features) -> dict[str, tf.Tensor]:
-    """Accuracies of one batch plus the sums needed to aggregate them over many batches.
+def per_example_pretraining_metrics(outputs, features) -> dict[str, tf.Tensor]:
+    """Per-example [B] sums from which every official ``metric_fn`` value aggregates over a whole set.
 
-    ``masked_lm_accuracy`` is weighted by ``masked_lm_weights`` (padding positions do not count),
-    as ``tf.metrics.accuracy(..., weights=masked_lm_weights)`` in the official ``metric_fn``.
+    ``masked_lm_correct`` / ``masked_lm_weight`` / ``masked_lm_nll_sum`` are weighted by
+    ``masked_lm_weights`` (padding positions do not count), as ``tf.metrics.accuracy(...,
+    weights=masked_lm_weights)`` in the official ``metric_fn``.
     """
     nll, weights = masked_lm_nll(outputs, features)
     ids = tf.cast(features["masked_lm_ids"], tf.int32)
     predicted = tf.argmax(outputs["mlm_logits"], axis=-1, output_type=tf.int32)
-    mlm_correct = tf.reduce_sum(weights * tf.cast(tf.equal(predicted, ids), tf.float32))
-    mlm_weight = tf.reduce_sum(weights)
     labels = _sop_labels(features)
     sop_logits = tf.cast(outputs["sop_logits"], tf.float32)
     sop_pred = tf.argmax(sop_logits, axis=-1, output_type=tf.int32)
-    sop_correct = tf.reduce_sum(tf.cast(tf.equal(sop_pred, labels), tf.float32))
-    sop_count = tf.cast(tf.size(labels), tf.float32)
     sop_nll = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=sop_logits)
     return {
-        "masked_lm_accuracy": mlm_correct / tf.maximum(mlm_weight, 1e-12),
-        "sentence_order_accuracy": sop_correct / tf.maximum(sop_count, 1.0),
-        "masked_lm_correct": mlm_correct,
-        "masked_lm_weight": mlm_weight,
-        "masked_lm_nll_sum": tf.reduce_sum(weights * nll),
-        "sentence_order_correct": sop_correct,
-        "sentence_order_count": sop_count,
-        "sentence_order_nll_sum": tf.reduce_sum(sop_nll),
+        "masked_lm_correct": tf.reduce_sum(weights * tf.cast(tf.equal(predicted, ids), tf.float32), axis=-1),
+        "masked_lm_weight": tf.reduce_sum(weights, axis=-1),
+        "masked_lm_nll_sum": tf.reduce_sum(weights * nll, axis=-1),
+        "sentence_order_correct": tf.cast(tf.equal(sop_pred, labels), tf.float32),
+        "sentence_order_count": tf.ones_like(sop_nll),
+        "sentence_order_nll_sum": sop_nll,
     }
+
+
+def pretraining_metrics(outputs, features) -> dict[str, tf.Tensor]:
+    """Accuracies of one batch plus the sums needed to aggregate them over many batches."""
+    sums = {k: tf.reduce_sum(v) for k, v in per_example_pretraining_metrics(outputs, features).items()}
+    sums["masked_lm_accuracy"] = sums["masked_lm_correct"] / tf.maximum(sums["masked_lm_weight"], 1e-12)
+    sums["sentence_order_accuracy"] = sums["sentence_order_correct"] / tf.maximum(sums["sentence_order_count"], 1.0)
+    return sums

@@ -27,11 +27,8 @@ Example::
 from __future__ import annotations
 
 import collections
-import json
 import os
 from collections.abc import Iterator
-
-from absl import app, flags, logging
 
 __all__ = ["train_vocab"]
 
@@ -131,66 +128,3 @@ def train_vocab(
         "identity": tok.identity(),
     }
 
-
-FLAGS = flags.FLAGS
-
-
-def _define_flags() -> None:
-    flags.DEFINE_list("input", None, "Text files or folders of them (recursive); one sentence per line.")
-    flags.DEFINE_string("model_prefix", None, "Output prefix: writes <prefix>.model and <prefix>.vocab.")
-    flags.DEFINE_integer("vocab_size", 30000, "Vocabulary size (official: 30000).")
-    flags.DEFINE_enum("model_type", "unigram", ["unigram", "bpe", "char", "word"], "Official: unigram.")
-    flags.DEFINE_float("character_coverage", 0.99995, "Character coverage (official: 0.99995).")
-    flags.DEFINE_integer("input_sentence_size", 10_000_000, "Sentences sampled for training (official: 1e7).")
-    flags.DEFINE_bool("shuffle_input_sentence", True, "Sample the training sentences at random (official: true).")
-    flags.DEFINE_list("control_symbols", OFFICIAL_CONTROL_SYMBOLS, "Control symbols (ids right after pad/unk).")
-    flags.DEFINE_list("user_defined_symbols", OFFICIAL_USER_DEFINED_SYMBOLS, "Pieces that are never split.")
-    flags.DEFINE_integer("pad_id", 0, "Id of <pad>.")
-    flags.DEFINE_integer("unk_id", 1, "Id of <unk>.")
-    flags.DEFINE_integer("bos_id", -1, "Id of <s> (-1: none, official).")
-    flags.DEFINE_integer("eos_id", -1, "Id of </s> (-1: none, official).")
-    flags.DEFINE_integer("max_sentence_length", 4192, "Longer lines (bytes) are skipped by SentencePiece; counted.")
-    flags.DEFINE_bool("preprocess", False, "Apply preprocess_text before training (not in the official command).")
-    flags.DEFINE_bool("do_lower_case", True, "With --preprocess: lower-case (and the tokenizer flag for the check).")
-    flags.DEFINE_bool("keep_accents", False, "With --preprocess: keep combining marks.")
-    flags.DEFINE_integer("num_threads", 1, "SentencePiece trainer threads.")
-    flags.DEFINE_integer("random_seed", 12345, "Seed of SentencePiece's sampling (reproducible vocabularies).")
-
-
-def main(argv: list[str]) -> None:
-    if len(argv) > 1:
-        raise app.UsageError(f"unexpected arguments: {argv[1:]}")
-    summary = train_vocab(
-        inputs=FLAGS.input,
-        model_prefix=FLAGS.model_prefix,
-        vocab_size=FLAGS.vocab_size,
-        model_type=FLAGS.model_type,
-        character_coverage=FLAGS.character_coverage,
-        input_sentence_size=FLAGS.input_sentence_size,
-        shuffle_input_sentence=FLAGS.shuffle_input_sentence,
-        control_symbols=FLAGS.control_symbols,
-        user_defined_symbols=FLAGS.user_defined_symbols,
-        pad_id=FLAGS.pad_id,
-        unk_id=FLAGS.unk_id,
-        bos_id=FLAGS.bos_id,
-        eos_id=FLAGS.eos_id,
-        max_sentence_length=FLAGS.max_sentence_length,
-        preprocess=FLAGS.preprocess,
-        do_lower_case=FLAGS.do_lower_case,
-        keep_accents=FLAGS.keep_accents,
-        num_threads=FLAGS.num_threads,
-        random_seed=FLAGS.random_seed,
-    )
-    logging.info("trained %s", summary["model"])
-    print(json.dumps(summary, ensure_ascii=False, indent=1))
-
-
-def run() -> None:
-    """Console-script entry point."""
-    _define_flags()
-    flags.mark_flags_as_required(["input", "model_prefix"])
-    app.run(main)
-
-
-if __name__ == "__main__":
-    run()

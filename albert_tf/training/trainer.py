@@ -1,6 +1,7 @@
 """One tf.distribute training loop for pretraining and every fine-tuning runner.
 
-A ``Task`` says what is trained (model, loss, eval sums); the ``Trainer`` does the rest, the same way
+A task (``albert_tf.tasks.base.Task``) says what is trained (model, inputs, loss, per-example evaluation
+outputs and their aggregation); the ``Trainer`` does the rest, the same way
 under OneDevice, Mirrored, MultiWorkerMirrored and TPU strategies:
 
 * Input: the task's dataset yields *global* batches (``train_batch_size * gradient_accumulation_steps``
@@ -29,40 +30,22 @@ import os
 import shutil
 import time
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any
 
 import keras
 import numpy as np
 import tensorflow as tf
 from absl import logging
 
-from albert_tf.training import checkpointing
+from albert_tf.checkpoints import init_from_checkpoint
+from albert_tf.checkpoints.trainer_layout import WEIGHTS_KEY, model_weights
 from albert_tf.training.strategy import is_chief, worker_info
 from albert_tf.training.summaries import write_scalars
 
 Features = dict[str, tf.Tensor]
-
-
-class Task(Protocol):
-    """What a job must provide to the trainer."""
-
-    def build_model(self) -> keras.Model:
-        """A built (variables created) keras model; called inside the strategy scope."""
-
-    def train_dataset(self, global_batch_size: int) -> tf.data.Dataset:
-        """Repeated global batches of ``global_batch_size`` examples (same stream on every worker)."""
-
-    def eval_dataset(self, global_batch_size: int) -> tf.data.Dataset | None:
-        """Finite global batches for evaluation, or None."""
-
-    def compute_loss(self, model: keras.Model, features: Features, training: bool) -> tuple[tf.Tensor, Features]:
-        """(scalar loss to minimise, dict of scalar values to log) for one replica's batch."""
-
-    def eval_sums(self, model: keras.Model, features: Features) -> Features:
-        """Additive sums over one replica's batch (summed across replicas and batches)."""
-
-    def eval_metrics(self, sums: dict[str, float]) -> dict[str, float]:
-        """Final metrics from the summed ``eval_sums``."""
+# The splits a task's ``build_inputs`` knows (``albert_tf.tasks.base``; the trainer only calls the hooks).
+TRAIN, EVAL, PREDICT = "train", "eval", "predict"
+Task = Any  # an ``albert_tf.tasks.base.Task``: build_model, build_inputs, loss, eval_outputs, aggregate, ...
 
 
 @dataclasses.dataclass
@@ -77,7 +60,8 @@ class TrainerConfig:
     jit_compile: bool = False
     mixed_precision: str = "float32"
     eval_batch_size: int = 64
-    max_eval_steps: int = 100
+    max_eval_steps: int = 100  # 0: the whole evaluation set
+    predict_batch_size: int = 8
     write_summaries: bool = True
 
 
@@ -134,9 +118,9 @@ class Trainer:
         self._train_iterator = None
         self._manager: tf.train.CheckpointManager | None = None
         self._train_loop_fn = None
-        self._eval_fn = None
         self._log_acc: dict[str, tf.Variable] = {}
         self._summary_writer = None
+        self._output_fns: dict[str, Any] = {}
         self.init_report = None
 
     # ------------------------------------------------------------------ helpers
@@ -161,7 +145,7 @@ class Trainer:
     def _compute_gradients(self, features: Features):
         tvars = self.model.trainable_variables
         with tf.GradientTape() as tape:
-            loss, logs = self.task.compute_loss(self.model, features, training=True)
+            loss, logs = self.task.loss(self.model, features, training=True)
             scaled = tf.cast(loss, tf.float32) / float(self.num_replicas)
             if isinstance(self.optimizer, keras.optimizers.LossScaleOptimizer):
                 scaled = self.optimizer.scale_loss(scaled)
@@ -219,7 +203,7 @@ class Trainer:
     # ------------------------------------------------------------------ checkpoints
     def _checkpoint(self, with_iterator: bool) -> tf.train.Checkpoint:
         items: dict[str, Any] = {
-            checkpointing.WEIGHTS_KEY: checkpointing.model_weights(self.model),
+            WEIGHTS_KEY: model_weights(self.model),
             "global_step": self.global_step,
         }
         if self.optimizer is not None:
@@ -237,9 +221,10 @@ class Trainer:
     def latest_checkpoint(self) -> str | None:
         return tf.train.latest_checkpoint(self.config.model_dir)
 
-    def restore_or_init(self, init_checkpoint: str | None = None) -> str:
+    def restore_or_init(self, init_checkpoint: str | None = None, init_from_group0: bool = False) -> str:
         """Resume from ``model_dir`` if it has a checkpoint, else initialise from ``init_checkpoint``.
 
+        ``init_from_group0``: every group of the model from the checkpoint's group 0 (spec 3.5).
         Returns "resumed", "initialised" or "fresh".
         """
         latest = self.latest_checkpoint()
@@ -249,7 +234,7 @@ class Trainer:
             logging.info("resumed from %s at global step %d", latest, int(self.global_step.numpy()))
             return "resumed"
         if init_checkpoint:
-            self.init_report = checkpointing.init_from_checkpoint(self.model, init_checkpoint)
+            self.init_report = init_from_checkpoint(self.model, init_checkpoint, init_from_group0=init_from_group0)
             return "initialised"
         return "fresh"
 
@@ -267,6 +252,7 @@ class Trainer:
         init_checkpoint: str | None = None,
         on_loop_end: Callable[[int, dict], None] | None = None,
         on_checkpoint: Callable[[int], None] | None = None,
+        init_from_group0: bool = False,
     ) -> dict:
         """Train to ``num_train_steps`` (resuming if possible); returns the last loop's mean logs.
 
@@ -276,12 +262,12 @@ class Trainer:
         if self.optimizer is None:
             raise ValueError("Trainer.train needs an optimizer_fn")
         global_batch = cfg.train_batch_size * cfg.gradient_accumulation_steps
-        dataset = self.task.train_dataset(global_batch)
+        dataset = self.task.build_inputs(TRAIN, global_batch)
         self._train_iterator = iter(dataset)
         self._manager = tf.train.CheckpointManager(
             self._checkpoint(with_iterator=True), self._manager_dir(), max_to_keep=cfg.keep_checkpoint_max or None
         )
-        self.restore_or_init(init_checkpoint)
+        self.restore_or_init(init_checkpoint, init_from_group0)
         if self._train_loop_fn is None:
             self._train_loop_fn = self._make_train_loop()
         step = int(self.global_step.numpy())
@@ -334,42 +320,74 @@ class Trainer:
             self._summary_writer,
         )
 
-    # ------------------------------------------------------------------ eval
-    def evaluate(self, max_steps: int | None = None) -> dict[str, float]:
-        """Sum ``task.eval_sums`` over at most ``max_eval_steps`` global batches; ``task.eval_metrics`` of them."""
-        cfg = self.config
-        dataset = self.task.eval_dataset(cfg.eval_batch_size)
-        if dataset is None:
-            raise ValueError("the task has no evaluation data")
-        if cfg.eval_batch_size % self.num_replicas:
-            raise ValueError(
-                f"--eval_batch_size {cfg.eval_batch_size} is not divisible by {self.num_replicas} replicas"
-            )
-        if self._eval_fn is None:
+    # ------------------------------------------------------------------ eval / predict
+    def _pad(self, batch: Features, size: int) -> tuple[Features, int]:
+        """Pad a (last, short) batch with zero rows to ``size``: one static shape, every replica a full slice.
+
+        Zero rows have an all-zero ``input_mask`` and weights, and their outputs are dropped before
+        the task sees them, so padding never counts in a metric or a prediction file.
+        """
+        rows = int(tf.nest.flatten(batch)[0].shape[0])
+        if rows > size:
+            raise ValueError(f"an evaluation batch of {rows} rows exceeds the global batch size {size}")
+        if rows == size:
+            return batch, rows
+
+        def pad(t):
+            return tf.concat([t, tf.zeros([size - rows, *t.shape[1:]], t.dtype)], axis=0)
+
+        return tf.nest.map_structure(pad, batch), rows
+
+    def _gather_fn(self, hook: str):
+        """A ``tf.function`` running ``task.<hook>`` on every replica's slice and gathering the rows in order."""
+        fn = self._output_fns.get(hook)
+        if fn is None:
+            task_fn = getattr(self.task, hook)
 
             def step(batch):
-                sums = self.strategy.run(
-                    lambda f: self.task.eval_sums(self.model, f), args=(self._distribute(batch),)
-                )
-                return {k: self.strategy.reduce(tf.distribute.ReduceOp.SUM, v, axis=None) for k, v in sums.items()}
+                outputs = self.strategy.run(lambda f: task_fn(self.model, f), args=(self._distribute(batch),))
+                return {k: self.strategy.gather(v, axis=0) for k, v in outputs.items()}
 
-            self._eval_fn = tf.function(step)
-        limit = max_steps if max_steps is not None else cfg.max_eval_steps
-        totals: dict[str, float] = {}
+            fn = self._output_fns[hook] = tf.function(step)
+        return fn
+
+    def collect_outputs(self, split: str, hook: str, batch_size: int, max_steps: int = 0) -> tuple[dict, int]:
+        """Per-example outputs of ``task.<hook>`` over ``split`` (at most ``max_steps`` batches; 0 = all).
+
+        Returns ``({name: array [N, ...]}, batches)`` with the rows in input order, padding removed.
+        """
+        if batch_size % self.num_replicas:
+            raise ValueError(f"--{split}_batch_size {batch_size} is not divisible by {self.num_replicas} replicas")
+        dataset = self.task.build_inputs(split, batch_size)
+        if dataset is None:
+            raise ValueError(f"the task has no {split} data")
+        fn = self._gather_fn(hook)
+        parts: dict[str, list[np.ndarray]] = {}
         batches = 0
         for batch in dataset:
-            if limit and batches >= limit:
+            if max_steps and batches >= max_steps:
                 break
-            for k, v in self._eval_fn(batch).items():
-                totals[k] = totals.get(k, 0.0) + float(v.numpy())
+            padded, rows = self._pad(batch, batch_size)
+            for k, v in fn(padded).items():
+                parts.setdefault(k, []).append(np.asarray(v)[:rows])
             batches += 1
+        return {k: np.concatenate(v, axis=0) for k, v in parts.items()}, batches
+
+    def evaluate(self, max_steps: int | None = None) -> dict[str, float]:
+        """``task.aggregate`` of ``task.eval_outputs`` over at most ``max_eval_steps`` global batches (0 = all)."""
+        cfg = self.config
+        limit = max_steps if max_steps is not None else cfg.max_eval_steps
+        outputs, batches = self.collect_outputs(EVAL, "eval_outputs", cfg.eval_batch_size, limit)
         if batches == 0:
-            raise ValueError(
-                f"evaluation data gave no full batch of --eval_batch_size {cfg.eval_batch_size} (drop_remainder)"
-            )
-        metrics = dict(self.task.eval_metrics(totals))
+            raise ValueError(f"the evaluation data gave no batch of --eval_batch_size {cfg.eval_batch_size}")
+        metrics = dict(self.task.aggregate(outputs))
         metrics["eval_batches"] = float(batches)
         metrics["global_step"] = float(self.global_step.numpy())
         if cfg.write_summaries and self.chief:
             write_scalars(os.path.join(cfg.model_dir, "eval"), int(self.global_step.numpy()), metrics)
         return metrics
+
+    def predict(self) -> dict[str, np.ndarray]:
+        """``task.predict_outputs`` over the whole prediction split, one row per example, in input order."""
+        outputs, _ = self.collect_outputs(PREDICT, "predict_outputs", self.config.predict_batch_size)
+        return outputs

@@ -3,7 +3,8 @@
 Modules, one job each: ``reading`` (input files, decode check, chunks), ``vocabulary`` (batched ids, start-piece
 table), ``instances`` (sentence pairs and sentence-order policies), ``masking`` (n-gram masking), ``records``
 (``tf.train.Example`` bytes, sharded TFRecord writing, read-back), ``pipeline`` (multi-process streaming driver,
-sidecar, summary), ``stats`` (statistics computed from written records), ``cli`` (absl flags).
+sidecar, summary), ``stats`` (statistics computed from written records), ``schema`` (the record features),
+``dataset`` (reading records for training: checks and ``tf.data``).
 """
 
 from albert_tf.data.pretraining.pipeline import (

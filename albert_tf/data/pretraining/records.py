@@ -1,19 +1,6 @@
 """``tf.train.Example`` bytes for pretraining instances (spec 2.3) without building protos, and TFRecord writing.
 
-The features and their order are the official ones:
-
-==========================  =======  ==========================================  ==================================
-name                        dtype    length                                      content
-==========================  =======  ==========================================  ==================================
-``input_ids``               int64    max_seq_length                              ids, 0-padded
-``input_mask``              int64    max_seq_length                              1 real / 0 pad
-``segment_ids``             int64    max_seq_length                              0 for [CLS] A [SEP], 1 for B [SEP]
-``token_boundary``          int64    max_seq_length                              1 at word starts and [CLS]/[SEP]
-``masked_lm_positions``     int64    max_predictions_per_seq*(1+permutation)     0-padded
-``masked_lm_ids``           int64    same                                        original ids, 0-padded
-``masked_lm_weights``       float    same                                        1.0 real / 0.0 pad
-``next_sentence_labels``    int64    1                                           sentence-order label
-==========================  =======  ==========================================  ==================================
+The features, their order and lengths are the official ones (the table in ``schema.py``).
 
 Building a ``tf.train.Example`` per instance costs more than creating the instance, so the protobuf wire format is
 written directly: packed varints from per-value byte tables. The bytes parse with ``tf.train.Example.FromString``
@@ -26,20 +13,9 @@ import struct
 from collections.abc import Sequence
 
 from albert_tf.data.pretraining.instances import Instance
+from albert_tf.data.pretraining.schema import FEATURE_NAMES
 
 __all__ = ["FEATURE_NAMES", "ExampleEncoder", "TFRecordShardWriter", "parse_examples", "varint"]
-
-FEATURE_NAMES = (
-    "input_ids",
-    "input_mask",
-    "segment_ids",
-    "token_boundary",
-    "masked_lm_positions",
-    "masked_lm_ids",
-    "masked_lm_weights",
-    "next_sentence_labels",
-)
-
 
 def varint(n: int) -> bytes:
     """Protobuf base-128 varint of a non-negative int."""

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["record_statistics"]
+__all__ = ["majority_baselines", "record_shapes", "record_statistics"]
 
 
 def record_statistics(paths: Sequence[str], mask_id: int, max_predictions_per_seq: int = 20,
@@ -91,6 +91,45 @@ def record_statistics(paths: Sequence[str], mask_id: int, max_predictions_per_se
     }
 
 
+def record_shapes(path: str) -> tuple[int, int]:
+    """(max_seq_length, max_predictions_per_seq) of the first record of a pretraining TFRecord file."""
+    from albert_tf.data.pretraining.records import parse_examples
+
+    first = next(iter(parse_examples([path], 1)))
+    return len(first["input_ids"]), len(first["masked_lm_positions"])
+
+
+def majority_baselines(train_files: list[str], eval_files: list[str], limit: int = 20000) -> dict:
+    """Held-out accuracy of always predicting the training records' most frequent masked token / SOP label.
+
+    The official data's random-document negatives make label 1 more frequent than label 0 when a corpus
+    has few, long documents, so SOP "chance" is this majority rate, not 0.5.
+    """
+    import collections
+
+    from albert_tf.data.pretraining.records import parse_examples
+
+    def masked(ex):
+        return [i for i, w in zip(ex["masked_lm_ids"], ex["masked_lm_weights"]) if w > 0]
+
+    train_ids, train_labels = collections.Counter(), collections.Counter()
+    for ex in parse_examples(train_files, limit):
+        train_ids.update(masked(ex))
+        train_labels[ex["next_sentence_labels"][0]] += 1
+    top_id, top_label = train_ids.most_common(1)[0][0], train_labels.most_common(1)[0][0]
+    hits = total = label_hits = count = 0
+    for ex in parse_examples(eval_files):
+        ids = masked(ex)
+        hits += sum(1 for i in ids if i == top_id)
+        total += len(ids)
+        label_hits += int(ex["next_sentence_labels"][0] == top_label)
+        count += 1
+    return {
+        "masked_lm_accuracy_majority_token": round(hits / max(1, total), 4),
+        "sentence_order_accuracy_majority_label": round(label_hits / max(1, count), 4),
+    }
+
+
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--records", required=True, help="comma-separated TFRecord files")
@@ -105,3 +144,4 @@ def main(argv=None) -> None:
 
 if __name__ == "__main__":
     main()
+

@@ -23,8 +23,7 @@ import tensorflow as tf
 from google.protobuf.message import DecodeError
 from tensorflow.core.example import example_pb2
 
-INT_FEATURES = ("input_ids", "input_mask", "segment_ids")
-MLM_INT_FEATURES = ("masked_lm_positions", "masked_lm_ids")
+from albert_tf.data.pretraining.schema import feature_lengths, feature_spec, length_flag
 
 
 class PretrainingDataError(ValueError):
@@ -44,15 +43,6 @@ def expand_globs(input_file: str | list[str], flag_name: str = "--input_file") -
             raise PretrainingDataError(f"{flag_name}: no file matches {pattern!r}")
         files.extend(matched)
     return files
-
-
-def feature_spec(max_seq_length: int, max_predictions_per_seq: int) -> dict[str, tf.io.FixedLenFeature]:
-    spec = {name: tf.io.FixedLenFeature([max_seq_length], tf.int64) for name in INT_FEATURES}
-    for name in MLM_INT_FEATURES:
-        spec[name] = tf.io.FixedLenFeature([max_predictions_per_seq], tf.int64)
-    spec["masked_lm_weights"] = tf.io.FixedLenFeature([max_predictions_per_seq], tf.float32)
-    spec["next_sentence_labels"] = tf.io.FixedLenFeature([1], tf.int64)
-    return spec
 
 
 def read_tfrecord_file(path: str, limit: int | None = None):
@@ -98,18 +88,7 @@ def validate_pretraining_files(
     Raises PretrainingDataError naming the file, the record index and what was expected.
     """
     checked = 0
-    expected = {name: max_seq_length for name in INT_FEATURES}
-    expected.update({name: max_predictions_per_seq for name in (*MLM_INT_FEATURES, "masked_lm_weights")})
-    expected["next_sentence_labels"] = 1
-    flag_of = {
-        "input_ids": "--max_seq_length",
-        "input_mask": "--max_seq_length",
-        "segment_ids": "--max_seq_length",
-        "masked_lm_positions": "--max_predictions_per_seq",
-        "masked_lm_ids": "--max_predictions_per_seq",
-        "masked_lm_weights": "--max_predictions_per_seq",
-        "next_sentence_labels": "(fixed)",
-    }
+    expected = feature_lengths(max_seq_length, max_predictions_per_seq)
     for path in files:
         try:
             n_in_file = 0
@@ -128,7 +107,7 @@ def validate_pretraining_files(
                         )
                     if len(values) != length:
                         raise PretrainingDataError(
-                            f"{where}: '{name}' has {len(values)} values but {flag_prefix}{flag_of[name]}={length}"
+                            f"{where}: '{name}' has {len(values)} values but {flag_prefix}{length_flag(name)}={length}"
                             f" (records were written with a different length)"
                         )
                 if vocab_size is not None:

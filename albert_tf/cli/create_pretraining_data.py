@@ -1,11 +1,12 @@
-"""absl command line of ``create_pretraining_data`` (official flag names and defaults, spec 2.1, plus additions)."""
+"""create_pretraining_data: the absl command line (official flag names and defaults, spec 2.1, plus additions)."""
 
 from __future__ import annotations
 
 import sys
 
-from absl import app, flags
+from absl import flags
 
+from albert_tf.cli import app
 from albert_tf.data.pretraining.pipeline import PretrainingDataConfig, create_pretraining_data
 from albert_tf.data.pretraining.reading import InputError
 from albert_tf.data.pretraining.vocabulary import TokenizerSpec
@@ -118,11 +119,4 @@ def run(argv=None) -> int:
 def main(argv=None) -> None:
     """Console-script entry point."""
     define_flags()
-    # absl's --help prints the main module's docstring and key flags; make both ours whatever the launcher is
-    # (the top-level script, the console script wrapper or ``python -m``).
-    main_module = sys.modules.get("__main__")
-    if main_module is not None:
-        main_module.__doc__ = HELP
-    for flag in flags.FLAGS.get_flags_for_module(__name__):
-        flags.FLAGS.register_key_flag_for_module(sys.argv[0], flag)
-    app.run(lambda a: sys.exit(run(a)), argv=argv)
+    app.run(run, HELP, argv=argv)

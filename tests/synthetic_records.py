@@ -1,4 +1,4 @@
-"""Synthetic pretraining TFRecords in the official layout (spec 2.3), for tests and smoke runs.
+"""Test helper: synthetic pretraining TFRecords in the official layout (spec 2.3), for tests and smoke runs.
 
 Each record is a valid ``[CLS] A [SEP] B [SEP]`` instance with padding, sorted masked positions inside
 the real tokens, ``masked_lm_weights`` 1.0 for real predictions, and a sentence-order label. The token

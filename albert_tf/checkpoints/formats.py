@@ -1,0 +1,35 @@
+"""Which checkpoint format a path holds: the one format detector of every loader and runner."""
+
+from __future__ import annotations
+
+import os
+
+from albert_tf.checkpoints import official
+from albert_tf.checkpoints.paths import resolve_checkpoint_path
+from albert_tf.checkpoints.report import CheckpointError, NotAlbertCheckpointError
+
+FORMATS = ("official", "albert_tf", "huggingface")
+
+
+def detect_format(path: str) -> str:
+    """``official``, ``albert_tf`` (TF2 object checkpoint, ``.keras`` or ``.weights.h5``) or ``huggingface``.
+
+    Raises :class:`CheckpointError` for a missing path and :class:`NotAlbertCheckpointError`
+    for a TF checkpoint in another layout (brightmart albert_zh, BERT, ...).
+    """
+    import tensorflow as tf
+
+    path = os.fspath(path)
+    if tf.io.gfile.isdir(path) and tf.io.gfile.exists(os.path.join(path, "config.json")):
+        return "huggingface"
+    if path.endswith((".keras", ".weights.h5")):
+        if not tf.io.gfile.exists(path):
+            raise CheckpointError(f"{path}: file not found")
+        return "albert_tf"
+    prefix = resolve_checkpoint_path(path)
+    layout = official.detect_layout(official.list_checkpoint(prefix))
+    if layout in ("official", "official_hub"):
+        return "official"
+    if layout == "tf2_object":
+        return "albert_tf"
+    raise NotAlbertCheckpointError(f"{prefix}: {official.LAYOUT_MESSAGES[layout]}")

@@ -1,0 +1,69 @@
+"""Where checkpoints are: prefix resolution, the ``checkpoint`` state file, a run's ``ckpt-N`` list.
+
+The one place that turns a user's checkpoint argument (a prefix, a directory, an ``.index`` /
+``.data-*`` / ``.meta`` file name) into a TF checkpoint prefix, for every format and every
+runner. Everything goes through ``tf.io.gfile`` so ``gs://`` and ``ram://`` paths work.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from albert_tf.checkpoints.report import CheckpointError
+
+STATE_FILE = "checkpoint"
+_DATA_SUFFIX = re.compile(r"\.data-\d{5}-of-\d{5}$")
+_RUN_CHECKPOINT = re.compile(r"ckpt-(\d+)\.index")
+
+
+def resolve_checkpoint_path(path: str) -> str:
+    """A checkpoint prefix from a prefix, a directory (latest checkpoint) or an ``.index`` file."""
+    import tensorflow as tf
+
+    path = os.fspath(path)
+    if path.endswith(".index"):
+        path = path[: -len(".index")]
+    elif _DATA_SUFFIX.search(path):
+        path = _DATA_SUFFIX.sub("", path)
+    elif path.endswith(".meta") and tf.io.gfile.exists(path[: -len(".meta")] + ".index"):
+        path = path[: -len(".meta")]
+    if tf.io.gfile.isdir(path):
+        latest = tf.train.latest_checkpoint(path)
+        if latest is None:
+            indexes = sorted(f for f in tf.io.gfile.listdir(path) if f.endswith(".index"))
+            if len(indexes) == 1:
+                return os.path.join(path, indexes[0][: -len(".index")])
+            raise CheckpointError(f"{path}: directory holds no TF checkpoint (no 'checkpoint' file or single .index)")
+        return latest
+    if not tf.io.gfile.exists(path + ".index"):
+        raise CheckpointError(
+            f"{path}: checkpoint not found, {os.path.basename(path)}.index does not exist beside it"
+        )
+    return path
+
+
+def write_checkpoint_state(directory: str, basename: str) -> None:
+    """The ``checkpoint`` text-proto file ``tf.train.latest_checkpoint(directory)`` reads (atomically)."""
+    import tensorflow as tf
+
+    quoted = basename.replace("\\", "\\\\").replace('"', '\\"')
+    final = os.path.join(directory, STATE_FILE)
+    tmp = final + ".tmp"
+    with tf.io.gfile.GFile(tmp, "w") as f:
+        f.write(f'model_checkpoint_path: "{quoted}"\nall_model_checkpoint_paths: "{quoted}"\n')
+    tf.io.gfile.rename(tmp, final, overwrite=True)
+
+
+def list_run_checkpoints(directory: str) -> list[tuple[int, str]]:
+    """``(step, prefix)`` of the trainer's ``ckpt-N`` checkpoints in ``directory``, by step."""
+    import tensorflow as tf
+
+    if not tf.io.gfile.isdir(directory):
+        return []
+    found = []
+    for name in tf.io.gfile.listdir(directory):
+        m = _RUN_CHECKPOINT.fullmatch(name)
+        if m:
+            found.append((int(m.group(1)), os.path.join(directory, name[: -len(".index")])))
+    return sorted(found)

@@ -1,0 +1,127 @@
+"""albert_convert_checkpoint convert ... (also ``python -m albert_tf.checkpoints convert ...``).
+
+Converts between official TF1 ALBERT checkpoints, albert-tf (``.keras`` or TF2 checkpoint)
+and Hugging Face model directories, printing the load report (loaded / missing / unused /
+shape mismatches / ignored). Exits 1 with a one-line reason for a missing input, a non-ALBERT
+checkpoint, a config that disagrees with the checkpoint or (without ``--allow_partial``) a
+partial load.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from absl import app, flags
+
+FLAGS = flags.FLAGS
+
+
+def define_flags(fv: flags.FlagValues = FLAGS) -> None:
+    """Define the converter's flags on ``fv`` (idempotent), as the other entry points do in ``main``."""
+    if "input_format" in fv:
+        return
+    from albert_tf.checkpoints.formats import FORMATS
+
+    formats = list(FORMATS)
+    flags.DEFINE_string(
+        "albert_config_file",
+        None,
+        "The albert_config.json of the model. Default: albert_config.json beside --input "
+        "(for a Hugging Face input, else its config.json; for a .keras input, the config stored in it).",
+        flag_values=fv,
+    )
+    flags.DEFINE_string(
+        "input",
+        None,
+        "Checkpoint to read: official TF1 prefix (e.g. model.ckpt-best) or its directory; albert-tf .keras "
+        "file, TF2 checkpoint prefix (e.g. a run's ckpt-N) or its directory; Hugging Face directory with "
+        "config.json and model.safetensors or pytorch_model.bin.",
+        flag_values=fv,
+    )
+    flags.DEFINE_enum("input_format", None, formats, "Format of --input.", flag_values=fv)
+    flags.DEFINE_string(
+        "output",
+        None,
+        "Where to write: official TF1 prefix; albert-tf path ending in .keras / .weights.h5 or a TF2 "
+        "checkpoint prefix; Hugging Face output directory. albert_config.json is written beside official "
+        "and albert-tf outputs.",
+        flag_values=fv,
+    )
+    flags.DEFINE_enum("output_format", None, formats, "Format of --output.", flag_values=fv)
+    flags.DEFINE_bool(
+        "allow_partial",
+        False,
+        "Write the output even when some model variables were missing from the input or had another shape "
+        "(they keep their random initial values).",
+        flag_values=fv,
+    )
+    flags.DEFINE_integer("global_step", 0, "global_step stored in an official TF1 output.", flag_values=fv)
+    flags.DEFINE_bool(
+        "module_prefix", False, "Write official TF1 names under the TF-Hub 'module/' prefix.", flag_values=fv
+    )
+
+
+COMMANDS = ("convert",)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console-script entry point: absl parses the flags (``--help`` included), then the command runs."""
+    from albert_tf.cli.app import help_text, wants_help
+
+    define_flags(FLAGS)
+    argv = list(argv if argv is not None else sys.argv)
+    if wants_help(argv):
+        sys.stdout.write(help_text(__doc__, FLAGS))
+        sys.exit(0)
+    app.run(lambda args: sys.exit(_run(args, FLAGS)), argv=argv)
+
+
+def run_cli(argv: list[str]) -> int:
+    """Run the CLI on ``argv`` (program name first) with private flags; returns the exit code.
+
+    For programmatic use and tests: nothing touches the process-wide ``absl.flags.FLAGS``.
+    """
+    fv = flags.FlagValues()
+    define_flags(fv)
+    try:
+        rest = fv(argv)
+    except flags.Error as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    return _run(rest, fv)
+
+
+def _run(argv: list[str], fv: flags.FlagValues) -> int:
+    from albert_tf.checkpoints.convert import convert
+    from albert_tf.checkpoints.report import CheckpointError
+    from albert_tf.config import ConfigError
+
+    args = argv[1:]
+    if args != ["convert"]:
+        usage = "convert --input ... --input_format ... --output ... --output_format ..."
+        print(f"usage: {argv[0]} {usage}", file=sys.stderr)
+        print(f"error: expected the command 'convert', got {' '.join(args) or 'nothing'}", file=sys.stderr)
+        return 2
+    for name in ("input", "input_format", "output", "output_format"):
+        if getattr(fv, name) in (None, ""):
+            print(f"error: --{name} is required", file=sys.stderr)
+            return 2
+    try:
+        convert(
+            fv.input,
+            fv.input_format,
+            fv.output,
+            fv.output_format,
+            fv.albert_config_file,
+            allow_partial=fv.allow_partial,
+            global_step=fv.global_step,
+            module_prefix=fv.module_prefix,
+        )
+    except (CheckpointError, ConfigError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,181 @@
+"""absl flags shared by every runner (run_pretraining, run_classifier, run_squad, run_race), defined once.
+
+Each flag is the name of one field of ``albert_tf.training.run_config`` (``TrainerOptions`` / ``RunOptions``)
+or of the task's options, so :func:`option_values` + ``ExperimentConfig.from_flat`` map flags to the run's
+configuration in one hop. Official names are kept (``iterations_per_loop``, ``use_tpu``, ``tpu_name``,
+``save_checkpoints_steps``, ``keep_checkpoint_max``, ``optimizer``, ``learning_rate``, ``poly_power``,
+``num_warmup_steps``, ``start_warmup_step``, ``init_from_group0``) next to the new ones (``strategy``,
+``steps_per_loop``, ``mixed_precision``, ``jit_compile``, ``gradient_accumulation_steps``). Every
+``define_*`` function takes the runner's defaults and a ``FlagValues`` and is idempotent.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+from absl import flags
+
+from albert_tf.training.strategy import STRATEGIES
+
+FLAGS = flags.FLAGS
+PRECISIONS = ("float32", "mixed_bfloat16", "mixed_float16")
+ROOT_SCRIPTS = ("run_", "export_", "create_pretraining_data")
+
+
+def define_strategy_flags(fv: flags.FlagValues = FLAGS) -> None:
+    """--strategy, --tpu (alias --tpu_name), --use_tpu, --tpu_zone, --gcp_project, --num_tpu_cores, ..."""
+    if "strategy" in fv:
+        return
+    flags.DEFINE_enum(
+        "strategy",
+        "one_device",
+        list(STRATEGIES),
+        "tf.distribute strategy: one_device (first GPU or the CPU), mirrored (all local GPUs, or "
+        "--num_cpu_devices logical CPUs), multi_worker_mirrored (cluster from TF_CONFIG), tpu.",
+        flag_values=fv,
+    )
+    flags.DEFINE_string("tpu", None, "TPU name or grpc:// address for TPUClusterResolver (--strategy=tpu).",
+                        flag_values=fv)
+    flags.DEFINE_alias("tpu_name", "tpu", flag_values=fv)
+    flags.DEFINE_bool("use_tpu", False, "Official flag: same as --strategy=tpu.", flag_values=fv)
+    flags.DEFINE_string("tpu_zone", None, "GCE zone of the TPU (TPUClusterResolver).", flag_values=fv)
+    flags.DEFINE_string("gcp_project", None, "GCP project of the TPU (TPUClusterResolver).", flag_values=fv)
+    flags.DEFINE_string("master", None, "Official flag, accepted for compatibility; use --tpu.", flag_values=fv)
+    flags.DEFINE_integer("num_tpu_cores", 8, "Official flag, accepted for compatibility; the TPU system decides.",
+                         flag_values=fv)
+    flags.DEFINE_integer(
+        "num_cpu_devices", 1, "With --strategy=mirrored and no GPU: split the CPU into this many logical devices.",
+        flag_values=fv,
+    )
+    flags.DEFINE_enum("all_reduce_alg", None, ["ring", "nccl"], "multi_worker_mirrored collective implementation.",
+                      flag_values=fv)
+
+
+def define_training_loop_flags(
+    fv: flags.FlagValues = FLAGS,
+    *,
+    steps_per_loop: int = 1000,
+    save_checkpoints_steps: int = 5000,
+    keep_checkpoint_max: int = 5,
+    train_batch_size: int = 32,
+    eval_batch_size: int = 8,
+    max_eval_steps: int = 0,
+) -> None:
+    """--steps_per_loop (alias --iterations_per_loop), batches, accumulation, precision, XLA, checkpoints, seed."""
+    if "steps_per_loop" in fv:
+        return
+    flags.DEFINE_integer("steps_per_loop", steps_per_loop,
+                         "Training steps per host call (inner tf.function loop; TPU speed).", flag_values=fv)
+    flags.DEFINE_alias("iterations_per_loop", "steps_per_loop", flag_values=fv)
+    flags.DEFINE_integer("train_batch_size", train_batch_size,
+                         "Global batch per micro-step (x gradient_accumulation_steps).", flag_values=fv)
+    flags.DEFINE_integer("eval_batch_size", eval_batch_size, "Global evaluation batch.", flag_values=fv)
+    flags.DEFINE_integer("predict_batch_size", 8, "Global prediction batch.", flag_values=fv)
+    flags.DEFINE_integer("max_eval_steps", max_eval_steps, "Evaluation batches (0: the whole evaluation set once).",
+                         flag_values=fv)
+    flags.DEFINE_integer(
+        "gradient_accumulation_steps",
+        1,
+        "Micro-batches of --train_batch_size per optimizer update: the effective batch is "
+        "train_batch_size x gradient_accumulation_steps.",
+        flag_values=fv,
+    )
+    flags.DEFINE_enum(
+        "mixed_precision",
+        "float32",
+        list(PRECISIONS),
+        "Keras dtype policy; mixed_float16 adds dynamic loss scaling. On CPU use float32 (reference/deps.md).",
+        flag_values=fv,
+    )
+    flags.DEFINE_bool("jit_compile", False, "Compile the forward/backward pass with XLA.", flag_values=fv)
+    flags.DEFINE_integer("save_checkpoints_steps", save_checkpoints_steps,
+                         "Save a checkpoint (and, with --do_eval, evaluate it) every this many steps.", flag_values=fv)
+    flags.DEFINE_integer("keep_checkpoint_max", keep_checkpoint_max,
+                         "How many recent checkpoints to keep (0 = keep all). Nothing else is ever deleted.",
+                         flag_values=fv)
+    flags.DEFINE_integer("seed", 12345, "Seed of model initialisation, dropout and input shuffling.", flag_values=fv)
+    flags.DEFINE_bool("deterministic", False,
+                      "tf.config.experimental.enable_op_determinism(): bitwise-reproducible runs.", flag_values=fv)
+
+
+def define_optimizer_flags(
+    fv: flags.FlagValues = FLAGS,
+    *,
+    optimizer: str = "lamb",
+    learning_rate: float = 0.00176,
+    num_train_steps: int = 125000,
+    num_warmup_steps: int = 3125,
+) -> None:
+    """--optimizer, --learning_rate, --poly_power, --num_train_steps, --num_warmup_steps, --start_warmup_step."""
+    if "optimizer" in fv:
+        return
+    flags.DEFINE_enum("optimizer", optimizer, ["adamw", "lamb"], "Official AdamWeightDecay or LAMB (spec 3.4).",
+                      flag_values=fv)
+    flags.DEFINE_float("learning_rate", learning_rate, "Initial (peak) learning rate.", flag_values=fv)
+    flags.DEFINE_float("poly_power", 1.0, "Power of the polynomial decay to 0.", flag_values=fv)
+    flags.DEFINE_integer("num_train_steps", num_train_steps, "Number of optimizer updates.", flag_values=fv)
+    flags.DEFINE_integer("num_warmup_steps", num_warmup_steps,
+                         "Linear warmup steps (the warmup replaces the decay).", flag_values=fv)
+    flags.DEFINE_integer("start_warmup_step", 0,
+                         "Step at which warmup starts (earlier steps: negative lr, official).", flag_values=fv)
+    flags.DEFINE_float("weight_decay_rate", 0.01, "Weight decay inside the update (official 0.01).", flag_values=fv)
+    flags.DEFINE_float("adam_epsilon", 1e-6, "Adam epsilon (official 1e-6).", flag_values=fv)
+    flags.DEFINE_float("clip_norm", 1.0,
+                       "Global-norm clipping of the global-batch gradient (official 1.0; 0 = off).", flag_values=fv)
+
+
+def define_run_flags(fv: flags.FlagValues = FLAGS, *, do_train: bool = False) -> None:
+    """--output_dir, --do_train/--do_eval/--do_predict, --init_checkpoint, --init_from_group0."""
+    if "output_dir" in fv:
+        return
+    flags.DEFINE_string("output_dir", None,
+                        "Checkpoints, TensorBoard events, eval results and predictions go here (required).",
+                        flag_values=fv)
+    flags.DEFINE_bool("do_train", do_train, "Train.", flag_values=fv)
+    flags.DEFINE_bool("do_eval", False,
+                      "Evaluate every checkpoint (while training, else every ckpt-N in --output_dir) and keep the "
+                      "best in <output_dir>/best/.", flag_values=fv)
+    flags.DEFINE_string(
+        "init_checkpoint",
+        None,
+        "Initialise the model weights from this checkpoint (prefix or directory; official TF1, Hugging Face or "
+        "albert-tf). Step 0 and a fresh optimizer. Ignored when --output_dir already holds a checkpoint of this run "
+        "(then everything is resumed).",
+        flag_values=fv,
+    )
+    flags.DEFINE_bool("init_from_group0", False,
+                      "Official flag: initialise every group of a num_hidden_groups > 1 model from group 0 of "
+                      "--init_checkpoint (spec 3.5).", flag_values=fv)
+
+
+def define_all_training_flags(fv: flags.FlagValues = FLAGS, **defaults: Any) -> None:
+    """Strategy, loop, optimizer and run flags (defaults forwarded by name)."""
+    loop = ("steps_per_loop", "save_checkpoints_steps", "keep_checkpoint_max", "train_batch_size", "eval_batch_size",
+            "max_eval_steps")
+    optimizer = ("optimizer", "learning_rate", "num_train_steps", "num_warmup_steps")
+    define_strategy_flags(fv)
+    define_training_loop_flags(fv, **{k: defaults[k] for k in loop if k in defaults})
+    define_optimizer_flags(fv, **{k: defaults[k] for k in optimizer if k in defaults})
+    define_run_flags(fv, do_train=defaults.get("do_train", False))
+
+
+def is_albert_module(module: str) -> bool:
+    """Whether absl's defining-module name ``module`` is albert-tf's (a package module, a root script, or the
+    main module run with ``python -m`` / as a script, which absl names by its path)."""
+    name = os.path.basename(module)
+    return "albert_tf" in module or module == sys.argv[0] or name.startswith(ROOT_SCRIPTS)
+
+
+def option_values(fv: flags.FlagValues = FLAGS) -> dict[str, Any]:
+    """``{flag name: value}`` of every flag an albert-tf module defined on ``fv`` (absl's own flags left out)."""
+    ours = set()
+    for module, module_flags in fv.flags_by_module_dict().items():
+        if is_albert_module(module):
+            ours.update(f.name for f in module_flags)
+    return {name: fv[name].value for name in ours}
+
+
+def strategy_name_from_flags(fv: flags.FlagValues = FLAGS) -> str:
+    return "tpu" if fv.use_tpu else fv.strategy

@@ -1,0 +1,103 @@
+"""run_classifier: fine-tune ALBERT on a GLUE task: train, evaluate every checkpoint, predict the test set, export.
+
+The official run_classifier.py flags (same names and defaults, spec 4.1) plus the shared trainer's
+strategy/precision flags. Per-task presets from the official run_glue.sh: --flagfile=configs/glue/<task>.flags.
+
+  run_classifier --flagfile=configs/glue/mrpc.flags --data_dir=glue --output_dir=out/mrpc \\
+      --albert_config_file=albert_base_v2 --spm_model_file=30k-clean.model \\
+      --init_checkpoint=albert_base/model.ckpt-best --do_train --do_eval --do_predict --export_dir=out/mrpc/export
+"""
+
+from __future__ import annotations
+
+from absl import flags
+
+from albert_tf.cli import app
+from albert_tf.cli import flags as shared
+
+FLAGS = flags.FLAGS
+
+
+def define_flags(fv: flags.FlagValues = FLAGS) -> None:
+    """The flags of run_classifier on ``fv`` (idempotent): official names and defaults, ``--train_step`` and
+    ``--warmup_step`` being the official aliases of ``--num_train_steps`` / ``--num_warmup_steps``."""
+    if "task_name" in fv:
+        return
+    from albert_tf.data import glue
+
+    flags.DEFINE_string("data_dir", None, "GLUE root folder holding <TASK>/train.tsv, dev.tsv, test.tsv (required).",
+                        flag_values=fv)
+    flags.DEFINE_string("task_name", None, "GLUE task (case-insensitive): " + ", ".join(glue.PROCESSORS) +
+                        " (required).", flag_values=fv)
+    flags.DEFINE_string("albert_config_file", None,
+                        "albert_config.json of the pretrained model, or a preset name (albert_base_v2, albert_tiny, "
+                        "...).", flag_values=fv)
+    flags.DEFINE_string("spm_model_file", None,
+                        "SentencePiece model (30k-clean.model). '' selects WordPiece (--vocab_file).", flag_values=fv)
+    flags.DEFINE_string("vocab_file", None, "WordPiece vocab (Chinese models); unused with --spm_model_file.",
+                        flag_values=fv)
+    flags.DEFINE_string("cached_dir", None, "Where feature TFRecords are cached (default: --output_dir).",
+                        flag_values=fv)
+    flags.DEFINE_bool("do_lower_case", True, "Lower-case the text (preprocess_text).", flag_values=fv)
+    flags.DEFINE_integer("max_seq_length", 512, "Tokens per example after packing; <= max_position_embeddings.",
+                         flag_values=fv)
+    flags.DEFINE_bool("do_predict", False,
+                      "Predict test.tsv into {Task}.tsv (GLUE submission) and test_results.tsv.", flag_values=fv)
+    flags.DEFINE_string("export_dir", None,
+                        "Write a SavedModel (raw-text serving_default + token-id signature) of the best weights to "
+                        "<dir>/<step>.", flag_values=fv)
+    flags.DEFINE_float("threshold_to_export", float("nan"),
+                       "With --export_dir: also return this float scalar as 'threshold' from every signature "
+                       "(NaN: none).", flag_values=fv)
+    flags.DEFINE_float("classifier_dropout", 0.1,
+                       "Dropout on the pooled output before the classifier (official 0.1).", flag_values=fv)
+    flags.DEFINE_string("predict_checkpoint", None,
+                        "Predict/export from this fine-tuned checkpoint instead of output_dir's best (predict-only "
+                        "mode).", flag_values=fv)
+    flags.DEFINE_enum("sharing", "all", ["all", "attention", "ffn", "none"], "Cross-layer sharing (paper Table 4).",
+                      flag_values=fv)
+    shared.define_all_training_flags(
+        fv, optimizer="adamw", learning_rate=5e-5, num_train_steps=1000, num_warmup_steps=0, steps_per_loop=1000,
+        save_checkpoints_steps=1000, keep_checkpoint_max=0, train_batch_size=32, eval_batch_size=8, max_eval_steps=0,
+    )
+    flags.DEFINE_alias("train_step", "num_train_steps", flag_values=fv)
+    flags.DEFINE_alias("warmup_step", "num_warmup_steps", flag_values=fv)
+
+
+def config_from_flags(fv: flags.FlagValues = FLAGS):
+    """The run's ExperimentConfig: every flag to its one field."""
+    import math
+
+    from albert_tf.tasks import glue
+
+    values = shared.option_values(fv)
+    threshold = values.get("threshold_to_export")
+    values["threshold_to_export"] = None if threshold is None or math.isnan(threshold) else threshold
+    values["spm_model_file"] = values.get("spm_model_file") or None
+    return glue.make_config(**values)
+
+
+def _main(argv: list[str]) -> int:
+    from albert_tf.tasks import glue
+
+    summary = glue.run(config_from_flags())
+    best = summary.get("best")
+    if best:
+        key = summary["key_metric"]
+        print(f"best {key} = {best[key]:.4f} at step {best['global_step']}", flush=True)
+    return 0
+
+
+def expected_errors() -> tuple[type[BaseException], ...]:
+    from albert_tf.checkpoints import CheckpointError
+    from albert_tf.config import ConfigError
+    from albert_tf.data.glue import GlueDataError
+    from albert_tf.training.run_config import RunError
+
+    return (RunError, ConfigError, GlueDataError, CheckpointError)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console script ``run_classifier``."""
+    define_flags()
+    app.run(_main, __doc__, errors=expected_errors(), argv=argv)

@@ -1,0 +1,67 @@
+"""run_pretraining: pretrain ALBERT (MLM + SOP) on official-format TFRecords.
+
+The official flags (spec 3.1) plus tf.distribute ones. The paper's recipes: --flagfile=configs/pretrain_*.flags.
+
+  run_pretraining --flagfile=configs/pretrain_base.flags --albert_config_file=albert_base_v2 \\
+      --input_file='records/train.tfrecord-*' --output_dir=out/base
+
+Resuming: rerun the same command; a checkpoint in --output_dir restores the model, optimizer, step and input
+position exactly. --init_checkpoint only initialises the weights (step 0, fresh optimizer); --init_from_group0
+initialises every group from the checkpoint's group 0. With --do_eval every checkpoint is evaluated on
+--eval_input_file (eval_results.{txt,json,jsonl}, TensorBoard <output_dir>/eval) and the best by
+masked_lm_accuracy is copied to <output_dir>/best/ckpt-best (the official model.ckpt-best).
+"""
+
+from __future__ import annotations
+
+from absl import flags
+
+from albert_tf.cli import app
+from albert_tf.cli import flags as shared
+
+FLAGS = flags.FLAGS
+
+
+def define_flags(fv: flags.FlagValues = FLAGS) -> None:
+    """The flags of run_pretraining (idempotent)."""
+    if "albert_config_file" in fv:
+        return
+    from albert_tf.tasks.pretraining import TRAINER_DEFAULTS
+
+    flags.DEFINE_string("albert_config_file", None, "albert_config.json of the model (or a preset name).",
+                        flag_values=fv)
+    flags.DEFINE_string("input_file", None, "Comma-separated globs of pretraining TFRecords.", flag_values=fv)
+    flags.DEFINE_string(
+        "eval_input_file", None, "Comma-separated globs of held-out TFRecords for --do_eval (default: --input_file, "
+        "as the official code, which evaluated on its training files).", flag_values=fv,
+    )
+    flags.DEFINE_integer("max_seq_length", 512, "Sequence length of the records.", flag_values=fv)
+    flags.DEFINE_integer("max_predictions_per_seq", 20, "Masked positions per record.", flag_values=fv)
+    flags.DEFINE_integer("shuffle_buffer_size", 100, "Record shuffle buffer (official 100).", flag_values=fv)
+    flags.DEFINE_enum("sharing", "all", ["all", "attention", "ffn", "none"], "Cross-layer sharing (paper Table 4).",
+                      flag_values=fv)
+    shared.define_all_training_flags(fv, do_train=True, **TRAINER_DEFAULTS)
+
+
+def _main(argv: list[str]) -> int:
+    from albert_tf.tasks import pretraining
+
+    config = pretraining.make_config(**shared.option_values(FLAGS))
+    pretraining.run(config)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console script ``run_pretraining``."""
+    define_flags()
+    app.run(_main, __doc__, errors=expected_errors(), argv=argv)
+
+
+def expected_errors() -> tuple[type[BaseException], ...]:
+    """The failures a user can cause (bad flags, files, configs, checkpoints): one line, no traceback."""
+    from albert_tf.checkpoints import CheckpointError
+    from albert_tf.config import ConfigError
+    from albert_tf.data.pretraining.dataset import PretrainingDataError
+    from albert_tf.training.run_config import RunError
+
+    return (RunError, ConfigError, PretrainingDataError, CheckpointError)

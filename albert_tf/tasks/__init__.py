@@ -1,0 +1,6 @@
+"""One module per job on the shared runner skeleton (``albert_tf.training.experiment``).
+
+* ``base``: the ``Task`` hooks every job implements.
+* ``pretraining``: MLM + SOP pretraining (``run_pretraining``), and the small curve run of the demo.
+* ``glue``: GLUE classification / regression (``run_classifier``, ``export_savedmodel``).
+"""

@@ -1,0 +1,279 @@
+"""The GLUE job behind ``run_classifier`` (spec 4.1): one task on the shared runner skeleton.
+
+What the official runner does, with its user complaints fixed (spec section 9, items 7, 8, 14):
+
+* Everything is validated before any long work: task name, config vs ``max_seq_length``, tokenizer vs
+  config, every TSV the requested modes read (``GlueDataError`` names file and line), and ``output_dir``
+  (``albert_tf.training.run_dir``: a directory holding another job's checkpoints is refused).
+* Without ``init_checkpoint`` the job warns loudly that it trains from random initialisation
+  (google-research/albert#132).
+* ``do_eval`` evaluates **every** saved checkpoint on the whole dev set with the exact task metrics of
+  ``albert_tf.evaluation.glue_metrics`` (the loss is the model's own per-example loss) and keeps the
+  best by the official key metric (MCC for CoLA, Pearson for STS-B, accuracy otherwise) in ``best/``.
+* Outputs: ``eval_results.{json,jsonl,txt}``, ``best_trial.txt``, ``test_results.tsv`` (class
+  probabilities / scores), the GLUE submission file ``{Task}.tsv`` and, with ``export_dir``, a SavedModel
+  with a raw-text signature (``albert_tf.export.serving``) in ``export_dir/<global step>``.
+* MNLI-mismatched and AX are evaluated/predicted with an MNLI model, results in ``output_dir/<task>/``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from typing import Any
+
+import numpy as np
+import tensorflow as tf
+from absl import logging
+
+from albert_tf.config import AlbertConfig
+from albert_tf.data import glue
+from albert_tf.evaluation import glue_metrics
+from albert_tf.export.serving import export_classifier
+from albert_tf.modeling.classifier import AlbertClassifier, classification_per_example_loss
+from albert_tf.tasks.base import EVAL, PREDICT, TRAIN, Task, TaskError
+from albert_tf.tokenization import AlbertPreprocessor, FullTokenizer
+from albert_tf.training.experiment import run_experiment, validate_options
+from albert_tf.training.run_config import ExperimentConfig, RunOptions
+from albert_tf.training.run_dir import write_text
+
+MODEL_INPUTS = ("input_ids", "input_mask", "segment_ids")
+# Tasks that share a model: MNLI-mismatched and the AX diagnostic are evaluated/predicted with an MNLI model.
+TASK_FAMILY = {"mnli-mm": "mnli", "ax": "mnli"}
+
+
+@dataclasses.dataclass
+class GlueOptions:
+    """The GLUE task's own ``run_classifier`` flags (official names and defaults)."""
+
+    data_dir: str = ""
+    task_name: str = ""
+    albert_config_file: str = ""
+    spm_model_file: str | None = None
+    vocab_file: str | None = None
+    do_lower_case: bool = True
+    max_seq_length: int = 512
+    classifier_dropout: float = 0.1
+    sharing: str = "all"
+    cached_dir: str | None = None
+    threshold_to_export: float | None = None
+
+
+def make_config(**options: Any) -> ExperimentConfig:
+    """A GLUE experiment from flat options (the ``run_classifier`` flag names; official aliases accepted)."""
+    return ExperimentConfig.from_flat(GlueOptions, options)
+
+
+def run(config: ExperimentConfig) -> dict[str, Any]:
+    """Train / evaluate / predict / export as ``config`` says; returns the run summary."""
+    validate_options(config.trainer, config.run)
+    return run_experiment(GlueTask.from_options(config.task, config.run, seed=config.trainer.seed), config)
+
+
+def load_tokenizer(options: GlueOptions) -> FullTokenizer:
+    if options.spm_model_file:
+        return FullTokenizer(do_lower_case=options.do_lower_case, spm_model_file=options.spm_model_file)
+    if options.vocab_file:
+        return FullTokenizer(vocab_file=options.vocab_file, do_lower_case=options.do_lower_case)
+    raise TaskError("give --spm_model_file (SentencePiece) or --vocab_file (WordPiece, with --spm_model_file='')")
+
+
+class GlueTask(Task):
+    """One GLUE task: processor, cached features, AlbertClassifier, GLUE metrics, submission files, export."""
+
+    def __init__(
+        self,
+        processor: glue.GlueProcessor,
+        albert_config: AlbertConfig,
+        max_seq_length: int,
+        options: GlueOptions | None = None,
+        run: RunOptions | None = None,
+        tokenizer: FullTokenizer | None = None,
+        seed: int | None = None,
+    ) -> None:
+        self.processor = processor
+        self.albert_config = albert_config
+        self.max_seq_length = max_seq_length
+        self.options = options or GlueOptions(max_seq_length=max_seq_length)
+        self.run = run or RunOptions()
+        self.tokenizer = tokenizer
+        self.name = processor.name
+        self.key_metric = glue_metrics.key_metric(processor.name)
+        self.splits: dict[str, glue.CachedSplit] = {}
+        self.seed = seed  # of the training input shuffle
+
+    @classmethod
+    def from_options(cls, options: GlueOptions, run: RunOptions, seed: int | None = None) -> GlueTask:
+        """Every check that needs no TF op: raises TaskError / GlueDataError / ConfigError with one line."""
+        for name in ("data_dir", "task_name", "albert_config_file"):
+            if not getattr(options, name) and (name != "data_dir" or run.do_train or run.do_eval or run.do_predict):
+                raise TaskError(f"--{name} is required")
+        processor = glue.get_processor(options.task_name)
+        if run.export_dir and not options.spm_model_file:
+            raise TaskError("--export_dir writes an in-graph SentencePiece tokenizer: it needs --spm_model_file")
+        albert_config = AlbertConfig.load(options.albert_config_file)
+        albert_config.check_max_seq_length(options.max_seq_length)
+        tokenizer = load_tokenizer(options)
+        if tokenizer.vocab_size != albert_config.vocab_size:
+            raise TaskError(
+                f"the tokenizer has {tokenizer.vocab_size} pieces but albert_config vocab_size is "
+                f"{albert_config.vocab_size}: vocab and config do not belong together"
+            )
+        task = cls(processor, albert_config, options.max_seq_length, options, run, tokenizer, seed)
+        for split in task._needed_splits():
+            processor.get_examples(options.data_dir, split)  # parse + validate every row now
+        return task
+
+    def _needed_splits(self) -> list[str]:
+        run = self.run
+        return [s for s, on in ((glue.TRAIN, run.do_train), (glue.DEV, run.do_eval), (glue.TEST, run.do_predict)) if on]
+
+    @property
+    def num_labels(self) -> int:
+        return self.processor.num_labels
+
+    # ---------------------------------------------------------------- output directory
+    def identity(self) -> dict[str, Any]:
+        return {
+            "task": self.processor.name,
+            "num_labels": self.num_labels,
+            "max_seq_length": self.max_seq_length,
+            "albert_config_file": self.options.albert_config_file,
+        }
+
+    def results_subdir(self, previous: dict[str, Any], training: bool) -> str:
+        """A task of the same family (mnli-mm, ax in an MNLI run) uses the model, results in ``<task>/``."""
+        task, old = self.processor.name, previous.get("task")
+        if TASK_FAMILY.get(task, task) != TASK_FAMILY.get(old, old) or previous.get("num_labels") != self.num_labels:
+            raise TaskError(
+                f"--output_dir {self.run.output_dir} holds a {old} run ({previous.get('num_labels')} labels); "
+                f"this is {task}: choose another --output_dir"
+            )
+        if training:
+            raise TaskError(f"--output_dir {self.run.output_dir} trains {old}; train {task} elsewhere")
+        return task
+
+    def warn_without_init_checkpoint(self) -> None:
+        banner = "!" * 100
+        logging.warning(
+            f"\n{banner}\n!! WARNING: no --init_checkpoint: fine-tuning starts from RANDOM initialisation.\n"
+            "!! Scores will be near chance (google-research/albert#132). Pass --init_checkpoint=<pretrained ALBERT: "
+            f"official TF1, albert-tf or Hugging Face checkpoint>.\n{banner}"
+        )
+
+    # ---------------------------------------------------------------- model and data
+    def prepare(self) -> None:
+        """Tokenize the needed splits into keyed TFRecord caches (reused when nothing that affects them changed)."""
+        cache_dir = self.options.cached_dir or self.run.output_dir
+        for split in self._needed_splits():
+            self.splits[split] = glue.cached_features(
+                self.processor, self.options.data_dir, split, self.tokenizer, self.max_seq_length, cache_dir
+            )
+
+    def build_model(self) -> AlbertClassifier:
+        model = AlbertClassifier(
+            self.albert_config,
+            self.num_labels,
+            classifier_dropout=self.options.classifier_dropout,
+            sharing=self.options.sharing,
+        )
+        dummy = np.zeros((1, 2), np.int32)
+        model({k: dummy for k in MODEL_INPUTS}, training=False)
+        return model
+
+    def build_inputs(self, split: str, global_batch_size: int):
+        cached = self.splits.get({TRAIN: glue.TRAIN, EVAL: glue.DEV, PREDICT: glue.TEST}[split])
+        if cached is None:
+            return None
+        return glue.load_dataset(
+            cached.record_file,
+            self.max_seq_length,
+            self.processor.is_regression,
+            global_batch_size,
+            is_training=split == TRAIN,
+            seed=self.seed,
+        )
+
+    def _logits(self, model, features, training: bool):
+        return model({k: features[k] for k in MODEL_INPUTS}, training=training)["logits"]
+
+    def loss(self, model, features, training: bool):
+        logits = self._logits(model, features, training)
+        per_example = classification_per_example_loss(logits, features["label_ids"], self.num_labels)
+        loss = tf.reduce_mean(per_example)
+        logs = {"loss": loss}
+        if not self.processor.is_regression:
+            hits = tf.equal(tf.argmax(logits, -1, output_type=tf.int32), features["label_ids"])
+            logs["accuracy"] = tf.reduce_mean(tf.cast(hits, tf.float32))
+        return loss, logs
+
+    # ---------------------------------------------------------------- evaluation and prediction
+    def eval_outputs(self, model, features):
+        logits = tf.cast(self._logits(model, features, False), tf.float32)
+        return {
+            "logits": logits,
+            "label_ids": features["label_ids"],
+            "loss": classification_per_example_loss(logits, features["label_ids"], self.num_labels),
+        }
+
+    def aggregate(self, outputs: dict[str, np.ndarray]) -> dict[str, float]:
+        """Every GLUE metric of the task, ``eval_loss`` (mean official loss) and ``num_examples``."""
+        logits, labels = outputs["logits"], outputs["label_ids"]
+        preds = logits.reshape(-1) if self.processor.is_regression else np.argmax(logits, axis=-1)
+        metrics = glue_metrics.glue_metrics(self.processor.name, labels, preds)
+        metrics["eval_loss"] = float(np.mean(outputs["loss"], dtype=np.float64))
+        metrics["num_examples"] = int(len(labels))
+        return metrics
+
+    def predict_outputs(self, model, features):
+        return {"logits": tf.cast(self._logits(model, features, False), tf.float32)}
+
+    def write_predictions(self, outputs: dict[str, np.ndarray], results_dir: str) -> dict[str, Any]:
+        """``test_results.tsv`` (probabilities, or the score) and the GLUE submission file ``{Task}.tsv``."""
+        test = self.splits[glue.TEST]
+        logits = outputs["logits"]
+        if len(logits) != test.num_examples:
+            raise RuntimeError(f"predicted {len(logits)} rows for {test.num_examples} test examples")
+        if self.processor.is_regression:
+            values = logits.reshape(-1, 1)
+        else:
+            values = tf.nn.softmax(logits, axis=-1).numpy()
+        tf.io.gfile.makedirs(results_dir)
+        results = os.path.join(results_dir, "test_results.tsv")
+        write_text(results, "".join("\t".join(f"{v:.6f}" for v in row) + "\n" for row in values))
+        rows = glue.submission_rows(self.processor, test.examples, values)
+        submission = os.path.join(results_dir, f"{self.processor.submission_name}.tsv")
+        glue.write_submission(submission, rows)
+        logging.info("wrote %s (%d rows) and %s", submission, len(rows), results)
+        return {"submission": submission, "test_results": results, "num_examples": len(rows)}
+
+    def export(self, model, export_dir: str, step: int, source: str) -> str:
+        """SavedModel in ``export_dir/<step>``: raw ``text_a`` [+ ``text_b``] -> probabilities/label (or score)."""
+        path = os.path.join(export_dir, str(step))
+        layout = self.processor.layouts[next(iter(self.processor.layouts))]
+        export_classifier(
+            model,
+            path,
+            labels=self.processor.get_labels(),
+            text_pair=layout.text_b is not None,
+            preprocessor=AlbertPreprocessor.from_tokenizer(self.tokenizer, self.max_seq_length),
+            threshold=self.options.threshold_to_export,
+            metadata={
+                "task": self.processor.name,
+                "max_seq_length": self.max_seq_length,
+                "tokenizer": self.tokenizer.identity(),
+                "checkpoint": source,
+                "global_step": step,
+            },
+        )
+        logging.info("exported SavedModel to %s", path)
+        return path
+
+
+def export_checkpoint(checkpoint: str, export_dir: str, **options: Any) -> str:
+    """``export_savedmodel --task=glue``: a fine-tuned checkpoint -> SavedModel in ``export_dir/<step>``.
+
+    ``options`` are the GLUE options (task_name, albert_config_file, spm_model_file, max_seq_length, ...).
+    """
+    config = make_config(output_dir=export_dir, export_dir=export_dir, predict_checkpoint=checkpoint, **options)
+    return run(config)["export_dir"]

@@ -1,0 +1,282 @@
+"""The pretraining job: AlbertPretrainer + MLM/SOP losses (spec 3.3) on official-format TFRecords.
+
+Evaluation sums the official ``metric_fn`` values per example (``masked_lm_accuracy`` weighted by
+``masked_lm_weights``, ``sentence_order_accuracy``, and both losses) over the held-out records; the
+best checkpoint is kept by ``masked_lm_accuracy``, as the official ``model.ckpt-best``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import keras
+import numpy as np
+
+from albert_tf.config import AlbertConfig
+from albert_tf.data.pretraining.dataset import expand_globs, pretraining_dataset, validate_pretraining_files
+from albert_tf.data.pretraining.schema import MODEL_INPUTS
+from albert_tf.modeling import AlbertPretrainer
+from albert_tf.modeling.losses import per_example_pretraining_metrics, pretraining_losses
+from albert_tf.tasks.base import EVAL, TRAIN, Task, TaskError
+from albert_tf.training.experiment import run_experiment, validate_options
+from albert_tf.training.run_config import ExperimentConfig
+
+# The official run_pretraining defaults of the shared trainer options (spec 3.1).
+TRAINER_DEFAULTS = {
+    "optimizer": "lamb",
+    "learning_rate": 0.00176,
+    "num_train_steps": 125000,
+    "num_warmup_steps": 3125,
+    "steps_per_loop": 1000,
+    "save_checkpoints_steps": 5000,
+    "keep_checkpoint_max": 5,
+    "train_batch_size": 4096,
+    "eval_batch_size": 64,
+    "max_eval_steps": 100,
+}
+
+
+@dataclasses.dataclass
+class PretrainingOptions:
+    """The pretraining task's own ``run_pretraining`` flags (official names and defaults)."""
+
+    albert_config_file: str = ""
+    input_file: str | None = None
+    eval_input_file: str | None = None
+    max_seq_length: int = 512
+    max_predictions_per_seq: int = 20
+    shuffle_buffer_size: int = 100
+    sharing: str = "all"
+
+
+def make_config(**options: Any) -> ExperimentConfig:
+    """A pretraining experiment from flat options (the ``run_pretraining`` flag names)."""
+    return ExperimentConfig.from_flat(PretrainingOptions, {"do_train": True, **options}, TRAINER_DEFAULTS)
+
+
+def run(config: ExperimentConfig, **kwargs: Any) -> dict[str, Any]:
+    """Pretrain / evaluate as ``config`` says; returns the run summary."""
+    validate_options(config.trainer, config.run)
+    task = PretrainingTask.from_options(config.task, config.run, seed=config.trainer.seed)
+    return run_experiment(task, config, **kwargs)
+
+
+class PretrainingTask(Task):
+    """MLM + SOP pretraining on the official TFRecord features."""
+
+    name = "pretraining"
+    key_metric = "masked_lm_accuracy"
+
+    def __init__(
+        self,
+        config: AlbertConfig,
+        train_files: list[str] | None,
+        eval_files: list[str] | None,
+        max_seq_length: int,
+        max_predictions_per_seq: int,
+        *,
+        seed: int | None = 12345,
+        shuffle_buffer_size: int = 100,
+        sharing: str = "all",
+    ) -> None:
+        self.config = config
+        self.train_files = train_files
+        self.eval_files = eval_files
+        self.max_seq_length = max_seq_length
+        self.max_predictions_per_seq = max_predictions_per_seq
+        self.seed = seed
+        self.shuffle_buffer_size = shuffle_buffer_size
+        self.sharing = sharing
+
+    @classmethod
+    def from_options(cls, options: PretrainingOptions, run: Any, seed: int | None = 12345) -> PretrainingTask:
+        """The task of ``run_pretraining``: globs expanded and every record file checked before any TF work."""
+        if not options.albert_config_file:
+            raise TaskError("--albert_config_file is required")
+        if options.max_predictions_per_seq > options.max_seq_length:
+            raise TaskError("--max_predictions_per_seq cannot exceed --max_seq_length")
+        config = AlbertConfig.load(options.albert_config_file)
+        config.check_max_seq_length(options.max_seq_length)
+        train_files = eval_files = None
+        if run.do_train:
+            if not options.input_file:
+                raise TaskError("--input_file is required with --do_train")
+            train_files = expand_globs(options.input_file, "--input_file")
+        if run.do_eval:
+            flag = "--eval_input_file" if options.eval_input_file else "--input_file"
+            if not (options.eval_input_file or options.input_file):
+                raise TaskError("--do_eval needs --eval_input_file (or --input_file)")
+            eval_files = expand_globs(options.eval_input_file or options.input_file, flag)
+        for files in (train_files, eval_files):
+            if files:
+                validate_pretraining_files(
+                    files, options.max_seq_length, options.max_predictions_per_seq, config.vocab_size
+                )
+        return cls(
+            config,
+            train_files,
+            eval_files,
+            options.max_seq_length,
+            options.max_predictions_per_seq,
+            seed=seed,
+            shuffle_buffer_size=options.shuffle_buffer_size,
+            sharing=options.sharing,
+        )
+
+    @property
+    def albert_config(self) -> AlbertConfig:
+        return self.config
+
+    def build_model(self) -> keras.Model:
+        return AlbertPretrainer(self.config, sharing=self.sharing)
+
+    def build_inputs(self, split: str, global_batch_size: int):
+        files = self.train_files if split == TRAIN else self.eval_files if split == EVAL else None
+        if not files:
+            return None
+        return pretraining_dataset(
+            files,
+            global_batch_size,
+            self.max_seq_length,
+            self.max_predictions_per_seq,
+            is_training=split == TRAIN,
+            seed=self.seed if split == TRAIN else None,
+            vocab_size=self.config.vocab_size,
+            shuffle_buffer_size=self.shuffle_buffer_size,
+        )
+
+    @staticmethod
+    def _outputs(model, features, training):
+        return model({k: features[k] for k in MODEL_INPUTS}, training=training)
+
+    def loss(self, model, features, training: bool):
+        losses = pretraining_losses(self._outputs(model, features, training), features)
+        logs = {"loss": losses["total_loss"], "mlm_loss": losses["mlm_loss"], "sop_loss": losses["sop_loss"]}
+        return losses["total_loss"], logs
+
+    def eval_outputs(self, model, features):
+        return per_example_pretraining_metrics(self._outputs(model, features, False), features)
+
+    def aggregate(self, outputs: dict[str, np.ndarray]) -> dict[str, float]:
+        """The official ``metric_fn`` values from the per-example sums (weighted by masked_lm_weights)."""
+        sums = {k: float(np.sum(v, dtype=np.float64)) for k, v in outputs.items()}
+        weight = max(sums["masked_lm_weight"], 1e-12)
+        count = max(sums["sentence_order_count"], 1.0)
+        out = {
+            "masked_lm_accuracy": sums["masked_lm_correct"] / weight,
+            "masked_lm_loss": sums["masked_lm_nll_sum"] / weight,
+            "sentence_order_accuracy": sums["sentence_order_correct"] / count,
+            "sentence_order_loss": sums["sentence_order_nll_sum"] / count,
+        }
+        out["loss"] = out["masked_lm_loss"] + out["sentence_order_loss"]
+        return out
+
+
+def small_albert_config(vocab_size: int, embedding_size: int = 128, hidden_size: int = 256, layers: int = 4,
+                        heads: int = 4, max_position_embeddings: int = 512) -> AlbertConfig:
+    """The small ALBERT of the learning benchmark (E 128, H 256, 4 layers by default), dropout 0 (v2 style)."""
+    return AlbertConfig(
+        vocab_size=vocab_size,
+        embedding_size=embedding_size,
+        hidden_size=hidden_size,
+        num_hidden_layers=layers,
+        num_attention_heads=heads,
+        intermediate_size=4 * hidden_size,
+        max_position_embeddings=max_position_embeddings,
+    )
+
+
+class _BudgetReached(Exception):
+    pass
+
+
+CURVE_KEYS = ("masked_lm_accuracy", "masked_lm_loss", "sentence_order_accuracy", "sentence_order_loss")
+
+
+def pretrain_with_curve(
+    config: AlbertConfig,
+    train_input: str,
+    eval_input: str,
+    model_dir: str,
+    *,
+    num_train_steps: int,
+    train_batch_size: int = 32,
+    learning_rate: float = 2e-3,
+    num_warmup_steps: int | None = None,
+    eval_every: int = 100,
+    eval_batch_size: int = 64,
+    max_eval_steps: int = 20,
+    steps_per_loop: int = 25,
+    optimizer: str = "lamb",
+    seed: int = 12345,
+    time_budget_s: float | None = None,
+    log=print,
+    progress_log=print,
+) -> dict:
+    """A small in-process pretraining run on the runner skeleton with a held-out accuracy curve (the demo stage
+    and the learning benchmark): the held-out files are evaluated at step 0 and at every checkpoint.
+
+    ``time_budget_s`` stops training at the first checkpoint after the budget (the curve says where).
+    """
+    import time
+
+    from albert_tf.data.pretraining.stats import record_shapes
+    from albert_tf.training.run_config import RunOptions, TrainerOptions
+
+    train_files = expand_globs(train_input, "train input")
+    eval_files = expand_globs(eval_input, "eval input")
+    seq, pred = record_shapes(train_files[0])
+    for files in (train_files, eval_files):
+        validate_pretraining_files(files, seq, pred, config.vocab_size)
+    task = PretrainingTask(config, train_files, eval_files, seq, pred, seed=seed)
+    trainer_options = TrainerOptions(
+        strategy="one_device",
+        optimizer=optimizer,
+        learning_rate=learning_rate,
+        num_train_steps=num_train_steps,
+        num_warmup_steps=num_warmup_steps if num_warmup_steps is not None else max(1, num_train_steps // 10),
+        train_batch_size=train_batch_size,
+        steps_per_loop=min(steps_per_loop, eval_every),
+        save_checkpoints_steps=eval_every,
+        keep_checkpoint_max=2,
+        eval_batch_size=eval_batch_size,
+        max_eval_steps=max_eval_steps,
+        seed=seed,
+    )
+    run = RunOptions(output_dir=model_dir, do_train=True, do_eval=True, eval_at_start=True)
+    curve: list[dict] = []
+    start = time.time()
+
+    def on_evaluation(step: int, metrics: dict) -> None:
+        point = {"step": step, "seconds": round(time.time() - start, 1)}
+        point.update({k: round(metrics[k], 4) for k in CURVE_KEYS})
+        curve.append(point)
+        if log:
+            log(
+                f"  held-out @ step {step}: MLM acc {point['masked_lm_accuracy']:.3f}"
+                f" loss {point['masked_lm_loss']:.3f} | SOP acc {point['sentence_order_accuracy']:.3f}"
+                f" loss {point['sentence_order_loss']:.3f}"
+            )
+        if time_budget_s is not None and time.time() - start > time_budget_s and step < num_train_steps:
+            raise _BudgetReached
+
+    stopped_early = False
+    summary: dict = {}
+    try:
+        summary = run_experiment(
+            task, ExperimentConfig(None, trainer_options, run), on_evaluation=on_evaluation, log=progress_log
+        )
+    except _BudgetReached:
+        stopped_early = True
+    return {
+        "curve": curve,
+        "steps_done": summary.get("global_step", curve[-1]["step"] if curve else 0),
+        "stopped_by_time_budget": stopped_early,
+        "seconds": round(time.time() - start, 1),
+        "max_seq_length": seq,
+        "max_predictions_per_seq": pred,
+        "train_files": train_files,
+        "eval_files": eval_files,
+        "params": int(sum(int(np.prod(v.shape)) for v in task.build_model().trainable_variables)),
+    }

@@ -1,0 +1,211 @@
+"""The runner skeleton every job uses: validate -> claim the output dir -> strategy -> train (evaluating each
+checkpoint, keeping a best copy) -> evaluate what is left -> predict -> export.
+
+It calls only the task's hooks (``albert_tf.tasks.base.Task``); ``run_pretraining``, ``run_classifier`` and the
+demo differ only in the task and the :class:`~albert_tf.training.run_config.ExperimentConfig` they pass.
+
+* :func:`make_trainer` is the one trainer set-up: the strategy first (``MultiWorkerMirroredStrategy`` must exist
+  before any TF op), then seeds, determinism and the dtype policy, then ``task.prepare()`` (feature caches,
+  ``tf.data``), then the ``Trainer`` with the official optimizer and schedule.
+* Evaluation runs just before each checkpoint is saved, on exactly that state, and again for every
+  ``ckpt-N`` of ``output_dir`` not yet evaluated (``do_eval`` without ``do_train``). The best checkpoint by
+  ``task.key_metric`` is copied to ``best/ckpt-best``; nothing is deleted (only ``keep_checkpoint_max`` prunes).
+* Predict/export use ``--predict_checkpoint``, else the best copy, else the latest ``ckpt-N``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+
+import keras
+import tensorflow as tf
+from absl import logging
+
+from albert_tf.checkpoints import init_from_checkpoint, resolve_checkpoint_path, trainer_layout
+from albert_tf.checkpoints.paths import list_run_checkpoints
+from albert_tf.training.evaluator import CheckpointEvaluator
+from albert_tf.training.optimizers import DEFAULT_EXCLUDE_FROM_WEIGHT_DECAY, create_optimizer
+from albert_tf.training.run_config import ExperimentConfig, RunError, RunOptions, TrainerOptions
+from albert_tf.training.run_dir import claim_output_dir, write_json
+from albert_tf.training.schedules import WarmupPolynomialDecay
+from albert_tf.training.strategy import make_strategy
+from albert_tf.training.trainer import Trainer, TrainerConfig
+
+_POSITIVE = (
+    "train_batch_size",
+    "eval_batch_size",
+    "predict_batch_size",
+    "steps_per_loop",
+    "gradient_accumulation_steps",
+)
+
+
+def validate_options(trainer: TrainerOptions, run: RunOptions) -> None:
+    """Flag checks that need no file: what to do, and numbers in their ranges (one line each)."""
+    if not (run.do_train or run.do_eval or run.do_predict or run.export_dir):
+        raise RunError("at least one of --do_train, --do_eval, --do_predict or --export_dir is required")
+    if not run.output_dir:
+        raise RunError("--output_dir is required")
+    for name in _POSITIVE:
+        if getattr(trainer, name) < 1:
+            raise RunError(f"--{name} must be >= 1, got {getattr(trainer, name)}")
+    if run.do_train:
+        for name in ("num_train_steps", "save_checkpoints_steps"):
+            if getattr(trainer, name) < 1:
+                raise RunError(f"--{name} must be >= 1, got {getattr(trainer, name)}")
+
+
+def optimizer_factory(options: TrainerOptions) -> Callable[[], keras.optimizers.Optimizer]:
+    """A zero-argument factory (called inside the strategy scope) for the official optimizer and schedule."""
+
+    def make():
+        schedule = WarmupPolynomialDecay(
+            init_lr=options.learning_rate,
+            num_train_steps=options.num_train_steps,
+            num_warmup_steps=options.num_warmup_steps,
+            poly_power=options.poly_power,
+            start_warmup_step=options.start_warmup_step,
+        )
+        return create_optimizer(
+            options.optimizer,
+            schedule,
+            weight_decay_rate=options.weight_decay_rate,
+            epsilon=options.adam_epsilon,
+            clip_norm=options.clip_norm,
+            exclude_from_weight_decay=DEFAULT_EXCLUDE_FROM_WEIGHT_DECAY,
+        )
+
+    return make
+
+
+def make_trainer(
+    task: Any, options: TrainerOptions, model_dir: str, log: Callable[[str], None] | None = print
+) -> Trainer:
+    """The one trainer set-up of every path (pretraining, fine-tuning, demo); see the module docstring."""
+    strategy = make_strategy(
+        options.strategy,
+        tpu=options.tpu,
+        tpu_zone=options.tpu_zone,
+        gcp_project=options.gcp_project,
+        num_cpu_devices=options.num_cpu_devices,
+        all_reduce_alg=options.all_reduce_alg,
+    )
+    logging.info("strategy %s with %d replicas", type(strategy).__name__, strategy.num_replicas_in_sync)
+    keras.utils.set_random_seed(options.seed)  # model initialisation and dropout; input shuffles are seeded too
+    if options.deterministic:
+        tf.config.experimental.enable_op_determinism()
+    keras.mixed_precision.set_global_policy(options.mixed_precision)
+    task.prepare()
+    config = TrainerConfig(
+        model_dir=model_dir,
+        train_batch_size=options.train_batch_size,
+        num_train_steps=options.num_train_steps,
+        steps_per_loop=options.steps_per_loop,
+        save_checkpoints_steps=options.save_checkpoints_steps,
+        keep_checkpoint_max=options.keep_checkpoint_max,
+        gradient_accumulation_steps=options.gradient_accumulation_steps,
+        jit_compile=options.jit_compile,
+        mixed_precision=options.mixed_precision,
+        eval_batch_size=options.eval_batch_size,
+        max_eval_steps=options.max_eval_steps,
+        predict_batch_size=options.predict_batch_size,
+    )
+    return Trainer(task, strategy, config, optimizer_factory(options), log=log)
+
+
+def load_for_inference(trainer: Trainer, run: RunOptions, results_dir: str) -> tuple[str, int]:
+    """Weights for predict/export: ``--predict_checkpoint``, else the best copy (results dir, then the run's),
+    else the latest ``ckpt-N``. Returns (source, step)."""
+    model = trainer.model
+    if run.predict_checkpoint:
+        report = init_from_checkpoint(model, run.predict_checkpoint)
+        missing = [n for n in report.missing if not trainer_layout.is_rng_state(n)]
+        if missing:
+            raise RunError(
+                f"--predict_checkpoint {run.predict_checkpoint} lacks {len(missing)} variable(s) of this model "
+                f"(e.g. {missing[0]}): it is not a fine-tuned checkpoint of this task"
+            )
+        prefix = resolve_checkpoint_path(run.predict_checkpoint) if not report.source else report.source
+        return run.predict_checkpoint, trainer_layout.checkpoint_step(prefix)
+    for folder in dict.fromkeys([results_dir, run.output_dir]):
+        if trainer_layout.has_best(folder):
+            prefix = trainer_layout.best_prefix(folder)
+            trainer_layout.restore_weights(model, prefix)
+            return prefix, trainer_layout.checkpoint_step(prefix)
+    checkpoints = list_run_checkpoints(run.output_dir)
+    if checkpoints:
+        step, prefix = checkpoints[-1]
+        trainer_layout.restore_weights(model, prefix)
+        return prefix, step
+    raise RunError(
+        f"nothing to predict/export with: no best/ or ckpt-N in {run.output_dir} and no --predict_checkpoint"
+    )
+
+
+def run_experiment(
+    task: Any,
+    config: ExperimentConfig,
+    *,
+    on_evaluation: Callable[[int, dict], None] | None = None,
+    log: Callable[[str], None] | None = print,
+) -> dict[str, Any]:
+    """Run ``task`` as ``config`` says; returns a summary (also written to ``run_summary.json``)."""
+    options, run = config.trainer, config.run
+    validate_options(options, run)
+    results_dir = claim_output_dir(run.output_dir, task.identity(), run.do_train, task.results_subdir)
+    trainer = make_trainer(task, options, run.output_dir, log=log)
+    albert_config = getattr(task, "albert_config", None)
+    if run.do_train and trainer.chief and albert_config is not None:
+        albert_config.to_json_file(os.path.join(run.output_dir, "albert_config.json"))
+    summary: dict[str, Any] = {"task": task.name, "key_metric": task.key_metric}
+    evaluator = CheckpointEvaluator(results_dir, task.name, task.key_metric, log=log) if run.do_eval else None
+
+    def evaluate(step: int) -> None:
+        metrics = trainer.evaluate()
+        if trainer.chief:
+            metrics = evaluator.record(metrics, step, trainer.model)
+        if on_evaluation is not None:
+            on_evaluation(step, metrics)
+
+    if run.do_train:
+        resuming = bool(list_run_checkpoints(run.output_dir))
+        if not run.init_checkpoint and not resuming:
+            task.warn_without_init_checkpoint()
+        if evaluator is not None and run.eval_at_start and not resuming:
+            trainer.restore_or_init(run.init_checkpoint, run.init_from_group0)
+            evaluate(0)
+
+        def on_loop_end(step: int, logs: dict) -> None:
+            # Called just before the Trainer saves ckpt-<step>: evaluate exactly that state.
+            saving = step % options.save_checkpoints_steps == 0 or step >= options.num_train_steps
+            if evaluator is not None and saving and step not in evaluator.evaluated_steps:
+                evaluate(step)
+
+        trainer.train(run.init_checkpoint, on_loop_end=on_loop_end, init_from_group0=run.init_from_group0)
+        summary["global_step"] = int(trainer.global_step.numpy())
+    if evaluator is not None:
+        for step, prefix in list_run_checkpoints(run.output_dir):
+            if step not in evaluator.evaluated_steps:
+                trainer_layout.restore_weights(trainer.model, prefix)
+                trainer.global_step.assign(step)
+                evaluate(step)
+        if not evaluator.history:
+            if not run.init_checkpoint:
+                raise RunError(f"--do_eval: no checkpoint (ckpt-N) in {run.output_dir} to evaluate; train first")
+            trainer.restore_or_init(run.init_checkpoint, run.init_from_group0)
+            evaluate(0)
+        summary["eval"] = evaluator.history
+        summary["best"] = evaluator.best
+    if run.do_predict or run.export_dir:
+        source, step = load_for_inference(trainer, run, results_dir)
+        summary["inference_checkpoint"] = source
+        if run.do_predict:
+            summary["predict"] = task.write_predictions(trainer.predict(), results_dir)
+        if run.export_dir:
+            summary["export_dir"] = task.export(trainer.model, run.export_dir, step, source)
+    if (run.do_train or run.do_eval or run.do_predict) and trainer.chief:
+        tf.io.gfile.makedirs(results_dir)
+        write_json(os.path.join(results_dir, "run_summary.json"), summary)
+    return summary

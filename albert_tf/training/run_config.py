@@ -1,0 +1,123 @@
+"""One nested configuration per run: trainer options + run options (what to do, where) + the task's options.
+
+Flags map onto it in one hop: every flag name is the name of exactly one field (official names; the
+official aliases ``train_step``, ``warmup_step``, ``iterations_per_loop``, ``tpu_name``, ``use_tpu``
+and ``master`` are folded in by :meth:`ExperimentConfig.from_flat`), so ``run_classifier --max_seq_length``
+becomes ``config.task.max_seq_length`` and nothing else holds a copy of it. The Python API builds the
+same object from keyword arguments.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Any
+
+
+class RunError(ValueError):
+    """A flag combination or an output directory that cannot work; raised before any training."""
+
+
+@dataclasses.dataclass
+class TrainerOptions:
+    """The shared trainer's options (``albert_tf.cli.flags`` defines a flag of the same name for each)."""
+
+    strategy: str = "one_device"
+    tpu: str | None = None
+    tpu_zone: str | None = None
+    gcp_project: str | None = None
+    num_cpu_devices: int = 1
+    all_reduce_alg: str | None = None
+    train_batch_size: int = 32
+    eval_batch_size: int = 8
+    predict_batch_size: int = 8
+    optimizer: str = "adamw"
+    learning_rate: float = 5e-5
+    num_train_steps: int = 1000
+    num_warmup_steps: int = 0
+    start_warmup_step: int = 0
+    poly_power: float = 1.0
+    weight_decay_rate: float = 0.01
+    adam_epsilon: float = 1e-6
+    clip_norm: float = 1.0
+    steps_per_loop: int = 1000
+    save_checkpoints_steps: int = 1000
+    keep_checkpoint_max: int = 0  # 0 keeps every checkpoint
+    gradient_accumulation_steps: int = 1
+    mixed_precision: str = "float32"
+    jit_compile: bool = False
+    seed: int = 12345
+    deterministic: bool = False
+    max_eval_steps: int = 0  # 0: the whole evaluation set
+
+
+@dataclasses.dataclass
+class RunOptions:
+    """What the run does and where its outputs go."""
+
+    output_dir: str = ""
+    do_train: bool = False
+    do_eval: bool = False
+    do_predict: bool = False
+    init_checkpoint: str | None = None
+    init_from_group0: bool = False
+    predict_checkpoint: str | None = None
+    export_dir: str | None = None
+    eval_at_start: bool = False  # evaluate the initial model (step 0) before training
+
+
+# Official flag names that are aliases of a field.
+ALIASES = {
+    "train_step": "num_train_steps",
+    "warmup_step": "num_warmup_steps",
+    "iterations_per_loop": "steps_per_loop",
+    "tpu_name": "tpu",
+}
+# Official flags accepted for compatibility and folded into other fields.
+FOLDED = ("use_tpu", "master", "num_tpu_cores")
+
+
+@dataclasses.dataclass
+class ExperimentConfig:
+    """``task`` (the task's own options dataclass), ``trainer`` and ``run``."""
+
+    task: Any
+    trainer: TrainerOptions
+    run: RunOptions
+
+    @classmethod
+    def from_flat(
+        cls,
+        task_options: type,
+        values: Mapping[str, Any],
+        trainer_defaults: Mapping[str, Any] | None = None,
+        ignore: tuple[str, ...] = (),
+    ) -> ExperimentConfig:
+        """Distribute flat ``values`` (flag name -> value) over the three parts, each name to its one field.
+
+        Unknown names raise :class:`RunError` (a flag that nothing reads is a bug), except those in ``ignore``
+        (e.g. absl's own flags when ``values`` is ``FLAGS.flag_values_dict()``).
+        """
+        parts: dict[str, dict[str, Any]] = {"task": {}, "trainer": dict(trainer_defaults or {}), "run": {}}
+        owners = {f.name: "task" for f in dataclasses.fields(task_options)}
+        owners.update({f.name: "trainer" for f in dataclasses.fields(TrainerOptions) if f.name not in owners})
+        owners.update({f.name: "run" for f in dataclasses.fields(RunOptions) if f.name not in owners})
+        values = dict(values)
+        for alias, target in ALIASES.items():
+            if alias in values:
+                value = values.pop(alias)
+                values.setdefault(target, value)
+        if values.pop("use_tpu", False):
+            values["strategy"] = "tpu"
+        master = values.pop("master", None)
+        if master and not values.get("tpu"):
+            values["tpu"] = master
+        values.pop("num_tpu_cores", None)
+        for name, value in values.items():
+            owner = owners.get(name)
+            if owner is None:
+                if name in ignore:
+                    continue
+                raise RunError(f"unknown option {name!r} for {task_options.__name__}")
+            parts[owner][name] = value
+        return cls(task_options(**parts["task"]), TrainerOptions(**parts["trainer"]), RunOptions(**parts["run"]))

@@ -1,0 +1,183 @@
+"""The package's shape: layered imports without circles, the public API, and every command's ``--help``.
+
+Layers (lowest first); a module may import only from its own layer or lower ones:
+
+    config, tokenization, evaluation  <  modeling, data, export  <  checkpoints  <  training  <  tasks
+    <  entry points (albert_tf.cli, albert_tf.demo, any ``__main__``, the package root ``albert_tf``)
+
+Every import counts, also the ones inside functions: a lazy import is still an arrow.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import subprocess
+import sys
+
+import pytest
+from conftest import ROOT
+
+PACKAGE = ROOT / "albert_tf"
+LAYERS = {
+    "config": 0,
+    "tokenization": 0,
+    "evaluation": 0,
+    "modeling": 1,
+    "data": 1,
+    "export": 1,
+    "checkpoints": 2,
+    "training": 3,
+    "tasks": 4,
+    "cli": 5,
+    "demo": 5,
+}
+ENTRY = 5
+
+
+def module_name(path) -> str:
+    rel = path.relative_to(ROOT).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def all_modules() -> dict[str, object]:
+    return {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def layer_of(module: str) -> int:
+    parts = module.split(".")
+    if module == "albert_tf" or parts[-1] == "__main__":
+        return ENTRY
+    return LAYERS[parts[1]]
+
+
+def imports_of(path, module: str, known: set[str]) -> set[str]:
+    """albert_tf modules imported anywhere in ``path`` (``from albert_tf.x import y`` -> ``albert_tf.x.y`` when
+    ``y`` is a module, else ``albert_tf.x``)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parent = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(parent + ([base] if base else []))
+            names = [f"{base}.{a.name}" if f"{base}.{a.name}" in known else base for a in node.names]
+        else:
+            continue
+        out.update(n for n in names if n == "albert_tf" or n.startswith("albert_tf."))
+    out.discard(module)
+    return out
+
+
+def graph() -> dict[str, set[str]]:
+    modules = all_modules()
+    known = set(modules)
+    edges = {}
+    for name, path in modules.items():
+        targets = set()
+        for target in imports_of(path, name, known):
+            while target not in known:  # albert_tf.x.y.Z (an object) -> its module
+                target = target.rsplit(".", 1)[0]
+            targets.add(target)
+        edges[name] = targets
+    return edges
+
+
+def test_no_import_from_a_lower_layer_to_a_higher_one():
+    violations = [
+        f"{src} (layer {layer_of(src)}) imports {dst} (layer {layer_of(dst)})"
+        for src, targets in graph().items()
+        for dst in sorted(targets)
+        if layer_of(dst) > layer_of(src)
+    ]
+    assert not violations, "\n".join(violations)
+
+
+def test_no_import_circle():
+    edges = graph()
+    state: dict[str, int] = {}
+    stack: list[str] = []
+    cycles = []
+
+    def visit(node):
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(edges[node]):
+            if state.get(nxt) == 1:
+                cycles.append(" -> ".join(stack[stack.index(nxt):] + [nxt]))
+            elif nxt not in state:
+                visit(nxt)
+        stack.pop()
+        state[node] = 2
+
+    for node in sorted(edges):
+        if node not in state:
+            visit(node)
+    assert not cycles, "\n".join(cycles)
+
+
+def test_the_layering_check_catches_a_violation(tmp_path):
+    """A negative control: an upward import is reported."""
+    fake = PACKAGE / "modeling" / "classifier.py"
+    known = set(all_modules())
+    upward = "from albert_tf.training.trainer import Trainer\n"
+    (tmp_path / "classifier.py").write_text(fake.read_text() + "\n" + upward)
+    found = imports_of(tmp_path / "classifier.py", "albert_tf.modeling.classifier", known)
+    assert "albert_tf.training.trainer" in found and layer_of("albert_tf.training.trainer") > layer_of(
+        "albert_tf.modeling.classifier"
+    )
+
+
+def _run(code_or_args, cwd, timeout=300):
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
+    env.pop("PYTHONPATH", None)
+    return subprocess.run(code_or_args, capture_output=True, text=True, cwd=cwd, env=env, timeout=timeout)
+
+
+def test_public_api_in_a_fresh_process(tmp_path):
+    code = (
+        "from albert_tf import AlbertConfig, AlbertEncoder, AlbertPretrainer, AlbertClassifier, FullTokenizer, "
+        "AlbertPreprocessor; import albert_tf; print(albert_tf.__version__)"
+    )
+    result = _run([sys.executable, "-c", code], cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.strip()
+
+
+# Each console script of setup.py: its module, and flags its --help must list.
+COMMANDS = {
+    "run_pretraining": ("albert_tf.cli.run_pretraining", ["--input_file", "--init_from_group0", "--optimizer"]),
+    "run_classifier": ("albert_tf.cli.run_classifier", ["--task_name", "--train_step", "--init_checkpoint"]),
+    "create_pretraining_data": ("albert_tf.cli.create_pretraining_data", ["--dupe_factor", "--sentence_order"]),
+    "export_savedmodel": ("albert_tf.cli.export_savedmodel", ["--checkpoint", "--export_dir"]),
+    "albert_convert_checkpoint": ("albert_tf.cli.convert_checkpoint", ["--input_format", "--output_format"]),
+    "albert_prepare_text": ("albert_tf.cli.prepare_text", ["--input_file", "--min_sentences"]),
+    "albert_make_sample_corpus": ("albert_tf.cli.make_sample_corpus", ["--num_documents"]),
+    "albert_train_vocab": ("albert_tf.cli.train_vocab", ["--model_prefix", "--vocab_size"]),
+}
+
+
+def test_setup_py_console_scripts_are_all_covered():
+    text = (ROOT / "setup.py").read_text()
+    block = text[text.index('"console_scripts": [') :]
+    block = block[: block.index("]")]
+    scripts = {line.split("=")[0].strip().strip('"') for line in block.splitlines() if "=" in line}
+    assert scripts - {"albert-demo", "run_squad", "run_race"} == set(COMMANDS)
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_every_command_help_exits_0_and_lists_its_flags(tmp_path, command):
+    module, expected = COMMANDS[command]
+    code = f"import sys; sys.argv[0] = {command!r}; from {module} import main; main()"
+    result = _run([sys.executable, "-c", code, "--help"], cwd=tmp_path)
+    assert result.returncode == 0, (result.stdout[-1000:], result.stderr[-2000:])
+    for flag in expected:
+        assert f"{flag}:" in result.stdout or f"--[no]{flag[2:]}:" in result.stdout, (flag, result.stdout[-3000:])
+    assert "--helpfull" not in result.stdout or len(result.stdout.splitlines()) < 400

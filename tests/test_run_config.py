@@ -1,0 +1,49 @@
+"""Flags reach their point of use in one hop: every runner flag is exactly one field of the ExperimentConfig."""
+
+from __future__ import annotations
+
+import pytest
+from absl import flags
+
+from albert_tf.cli import flags as shared
+from albert_tf.training.run_config import ExperimentConfig, RunError
+
+
+def _parsed(define, argv):
+    fv = flags.FlagValues()
+    define(fv)
+    fv(["prog", *argv])
+    return fv
+
+
+def test_run_classifier_flags_map_onto_one_field_each():
+    from albert_tf.cli.run_classifier import config_from_flags, define_flags
+
+    fv = _parsed(define_flags, ["--max_seq_length=128", "--train_step=7", "--warmup_step=2", "--use_tpu",
+                                "--tpu_name=grpc://1.2.3.4:8470", "--init_checkpoint=ck", "--init_from_group0"])
+    config = config_from_flags(fv)
+    assert config.task.max_seq_length == 128
+    assert (config.trainer.num_train_steps, config.trainer.num_warmup_steps) == (7, 2)
+    assert (config.trainer.strategy, config.trainer.tpu) == ("tpu", "grpc://1.2.3.4:8470")
+    assert (config.run.init_checkpoint, config.run.init_from_group0) == ("ck", True)
+    assert config.trainer.optimizer == "adamw" and config.trainer.keep_checkpoint_max == 0  # official defaults
+
+
+def test_run_pretraining_flags_map_onto_one_field_each():
+    from albert_tf.cli.run_pretraining import define_flags
+    from albert_tf.tasks import pretraining
+
+    fv = _parsed(define_flags, ["--max_seq_length=64", "--iterations_per_loop=9", "--input_file=a,b"])
+    config = pretraining.make_config(**shared.option_values(fv))
+    assert (config.task.max_seq_length, config.task.input_file) == (64, "a,b")
+    assert config.trainer.steps_per_loop == 9
+    assert (config.trainer.optimizer, config.trainer.learning_rate, config.trainer.train_batch_size) == (
+        "lamb", 0.00176, 4096)
+    assert config.run.do_train and config.trainer.max_eval_steps == 100
+
+
+def test_an_option_nothing_reads_is_refused():
+    from albert_tf.tasks.glue import GlueOptions
+
+    with pytest.raises(RunError, match="unknown option 'max_seq_lenght'"):
+        ExperimentConfig.from_flat(GlueOptions, {"max_seq_lenght": 128})

@@ -20,6 +20,7 @@ from albert_tf.checkpoints.paths import STATE_FILE, list_run_checkpoints
 from albert_tf.training.run_config import RunError
 
 META_FILE = "run.json"
+LEGACY_META_FILES = ("run_classifier.json",)  # written by albert-tf 0.1 run_classifier runs
 
 
 def write_text(path: str, text: str) -> None:
@@ -60,8 +61,10 @@ def claim_output_dir(
     ``results_subdir(previous, training)`` decides for a directory of another task (raise to refuse).
     """
     meta_path = os.path.join(output_dir, META_FILE)
-    if tf.io.gfile.exists(meta_path):
-        previous = read_json(meta_path)
+    existing = [os.path.join(output_dir, n) for n in (META_FILE, *LEGACY_META_FILES)]
+    existing = [p for p in existing if tf.io.gfile.exists(p)]
+    if existing:
+        previous = read_json(existing[0])
         if previous.get("task") != identity.get("task"):
             return os.path.join(output_dir, results_subdir(previous, training))
     elif _holds_foreign_checkpoints(output_dir):

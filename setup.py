@@ -11,6 +11,7 @@ INSTALL_REQUIRES = [
     "keras==3.15.1",
     "sentencepiece==0.2.1",
     "absl-py==2.5.1",
+    "google-crc32c==1.9.0",  # TFRecord checksums when validating input files
     "numpy>=2.0,<2.5",
 ]
 

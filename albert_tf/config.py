@@ -120,6 +120,8 @@ class AlbertConfig:
 
     def check_max_seq_length(self, max_seq_length: int) -> None:
         """Raise if sequences of ``max_seq_length`` cannot be embedded by this config."""
+        if max_seq_length < 3:
+            raise ConfigError(f"max_seq_length {max_seq_length} is too small: [CLS] x [SEP] needs at least 3")
         if max_seq_length > self.max_position_embeddings:
             raise ConfigError(
                 f"max_seq_length {max_seq_length} exceeds the config's 'max_position_embeddings' "

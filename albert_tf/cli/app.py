@@ -17,6 +17,24 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 from absl import app, flags  # noqa: E402
 
 HELP_FLAGS = ("--help", "-h", "-?", "--helpshort", "-help")
+VERBOSE = "--verbose"
+
+
+def common_errors() -> tuple[type[BaseException], ...]:
+    """Failures of the environment every command can meet: file system and TensorFlow I/O errors, bad JSON."""
+    import json
+
+    import tensorflow as tf
+
+    return (OSError, tf.errors.OpError, json.JSONDecodeError, UnicodeDecodeError)
+
+
+def one_line(error: BaseException) -> str:
+    """The first line of an error's message (TensorFlow's OpErrors carry whole stack dumps)."""
+    if isinstance(error, KeyError) and error.args:
+        return str(error.args[0])
+    message = getattr(error, "message", None) or str(error) or type(error).__name__
+    return message.strip().splitlines()[0] if message.strip() else type(error).__name__
 
 
 def help_text(doc: str, fv: flags.FlagValues) -> str:
@@ -45,22 +63,26 @@ def run(
 ) -> None:
     """Parse the global flags and run ``main(argv)``; ``--help`` prints :func:`help_text` and exits 0.
 
-    An exception of a type in ``errors`` (expected failures: bad flags, bad input) becomes one line
-    ``error: <message>`` on stderr and exit status 2.
+    An exception of a type in ``errors`` or :func:`common_errors` (expected failures: bad flags, bad input, I/O)
+    becomes one line ``error: <message>`` on stderr and exit status 2; ``--verbose`` shows the traceback instead.
     """
     argv = list(sys.argv if argv is None else argv)
     if wants_help(argv):
-        sys.stdout.write(help_text(doc, flags.FLAGS))
+        sys.stdout.write(help_text(doc + f"\n\n{VERBOSE}: show the traceback of an error.", flags.FLAGS))
         sys.exit(0)
+    verbose = VERBOSE in argv
+    argv = [a for a in argv if a != VERBOSE]
+    expected = (*errors, *common_errors())
 
     def wrapped(args: list[str]) -> None:
         if len(args) > 1:
             raise app.UsageError(f"unexpected arguments: {' '.join(args[1:])}")
         try:
             code = main(args)
-        except errors as e:
-            message = str(e.args[0]) if isinstance(e, KeyError) and e.args else str(e)
-            print(f"error: {message}", file=sys.stderr)
+        except expected as e:
+            if verbose:
+                raise
+            print(f"error: {one_line(e)}", file=sys.stderr)
             sys.exit(2)
         sys.exit(code or 0)
 

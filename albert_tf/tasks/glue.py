@@ -108,6 +108,8 @@ class GlueTask(Task):
         for name in ("data_dir", "task_name", "albert_config_file"):
             if not getattr(options, name) and (name != "data_dir" or run.do_train or run.do_eval or run.do_predict):
                 raise TaskError(f"--{name} is required")
+        if not 0.0 <= options.classifier_dropout < 1.0:
+            raise TaskError(f"--classifier_dropout={options.classifier_dropout} must be in [0, 1)")
         processor = glue.get_processor(options.task_name)
         if run.export_dir and not options.spm_model_file:
             raise TaskError("--export_dir writes an in-graph SentencePiece tokenizer: it needs --spm_model_file")

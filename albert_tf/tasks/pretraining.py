@@ -94,6 +94,9 @@ class PretrainingTask(Task):
         """The task of ``run_pretraining``: globs expanded and every record file checked before any TF work."""
         if not options.albert_config_file:
             raise TaskError("--albert_config_file is required")
+        for name in ("max_seq_length", "max_predictions_per_seq", "shuffle_buffer_size"):
+            if getattr(options, name) < 1:
+                raise TaskError(f"--{name} must be >= 1, got {getattr(options, name)}")
         if options.max_predictions_per_seq > options.max_seq_length:
             raise TaskError("--max_predictions_per_seq cannot exceed --max_seq_length")
         config = AlbertConfig.load(options.albert_config_file)

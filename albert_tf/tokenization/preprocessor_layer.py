@@ -312,6 +312,14 @@ class AlbertPreprocessor(keras.layers.Layer):
         ids_b = None
         if text_b is not None:
             text_b = tf.reshape(tf.convert_to_tensor(text_b, tf.string), [-1])
+            check = tf.debugging.assert_equal(
+                tf.size(text_a),
+                tf.size(text_b),
+                message="AlbertPreprocessor: text_a and text_b must hold the same number of strings (text_a size, "
+                "text_b size)",
+            )
+            with tf.control_dependencies([check]):
+                text_b = tf.identity(text_b)
             ids_b = self.tokenize(text_b)
         return self.pack(ids_a, ids_b)
 

@@ -15,6 +15,7 @@ demo differ only in the task and the :class:`~albert_tf.training.run_config.Expe
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Callable
 from typing import Any
@@ -28,7 +29,7 @@ from albert_tf.checkpoints.paths import list_run_checkpoints
 from albert_tf.training.evaluator import CheckpointEvaluator
 from albert_tf.training.optimizers import DEFAULT_EXCLUDE_FROM_WEIGHT_DECAY, create_optimizer
 from albert_tf.training.run_config import ExperimentConfig, RunError, RunOptions, TrainerOptions
-from albert_tf.training.run_dir import claim_output_dir, write_json
+from albert_tf.training.run_dir import OutputDirLock, claim_output_dir, is_chief_process, write_json
 from albert_tf.training.schedules import WarmupPolynomialDecay
 from albert_tf.training.strategy import make_strategy
 from albert_tf.training.trainer import Trainer, TrainerConfig
@@ -42,6 +43,20 @@ _POSITIVE = (
 )
 
 
+_RANGES = (
+    ("learning_rate", lambda v: math.isfinite(v) and v > 0, "a finite number > 0"),
+    ("num_warmup_steps", lambda v: v >= 0, ">= 0"),
+    ("start_warmup_step", lambda v: v >= 0, ">= 0"),
+    ("poly_power", lambda v: math.isfinite(v) and v > 0, "a finite number > 0"),
+    ("weight_decay_rate", lambda v: math.isfinite(v) and v >= 0, "a finite number >= 0"),
+    ("adam_epsilon", lambda v: math.isfinite(v) and v > 0, "a finite number > 0"),
+    ("clip_norm", lambda v: math.isfinite(v) and v >= 0, "a finite number >= 0 (0 = no clipping)"),
+    ("keep_checkpoint_max", lambda v: v >= 0, ">= 0 (0 = keep all)"),
+    ("max_eval_steps", lambda v: v >= 0, ">= 0 (0 = the whole set)"),
+    ("num_cpu_devices", lambda v: v >= 1, ">= 1"),
+)
+
+
 def validate_options(trainer: TrainerOptions, run: RunOptions) -> None:
     """Flag checks that need no file: what to do, and numbers in their ranges (one line each)."""
     if not (run.do_train or run.do_eval or run.do_predict or run.export_dir):
@@ -51,6 +66,10 @@ def validate_options(trainer: TrainerOptions, run: RunOptions) -> None:
     for name in _POSITIVE:
         if getattr(trainer, name) < 1:
             raise RunError(f"--{name} must be >= 1, got {getattr(trainer, name)}")
+    for name, ok, allowed in _RANGES:
+        value = getattr(trainer, name)
+        if not ok(value):
+            raise RunError(f"--{name}={value} is out of range: it must be {allowed}")
     if run.do_train:
         for name in ("num_train_steps", "save_checkpoints_steps"):
             if getattr(trainer, name) < 1:
@@ -155,6 +174,19 @@ def run_experiment(
     options, run = config.trainer, config.run
     validate_options(options, run)
     results_dir = claim_output_dir(run.output_dir, task.identity(), run.do_train, task.results_subdir)
+    writes = run.do_train or run.do_eval or run.do_predict
+    lock = OutputDirLock(run.output_dir) if writes and is_chief_process() else None
+    if lock is not None:
+        lock.acquire()
+    try:
+        return _run(task, config, results_dir, on_evaluation, log)
+    finally:
+        if lock is not None:
+            lock.release()
+
+
+def _run(task: Any, config: ExperimentConfig, results_dir: str, on_evaluation, log) -> dict[str, Any]:
+    options, run = config.trainer, config.run
     trainer = make_trainer(task, options, run.output_dir, log=log)
     albert_config = getattr(task, "albert_config", None)
     if run.do_train and trainer.chief and albert_config is not None:

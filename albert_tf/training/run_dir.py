@@ -9,8 +9,11 @@ google-research/albert#224) is refused instead of being "resumed" with the wrong
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import socket
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -77,3 +80,114 @@ def claim_output_dir(
         tf.io.gfile.makedirs(output_dir)
         write_json(meta_path, identity)
     return output_dir
+
+
+LOCK_FILE = "run.lock"
+
+
+def _process_start(pid: int) -> str | None:
+    """The kernel's start time of ``pid`` (guards against a reused pid), where /proc exists."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return None if fields[0] == "Z" else fields[19]  # state Z: a zombie is not running
+    except (OSError, IndexError):
+        return None
+
+
+def _alive(owner: dict[str, Any]) -> bool:
+    pid = int(owner.get("pid", -1))
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    start = _process_start(pid)
+    if os.path.exists("/proc/self/stat"):
+        return start is not None and (owner.get("start") is None or start == owner.get("start"))
+    return True
+
+
+def is_chief_process() -> bool:
+    """From ``TF_CONFIG`` (before any TF op): the process that owns a multi-worker run's output directory."""
+    config = json.loads(os.environ.get("TF_CONFIG") or "{}")
+    task = config.get("task") or {}
+    if not task:
+        return True
+    if task.get("type") == "chief":
+        return True
+    return task.get("type") == "worker" and int(task.get("index", 0)) == 0 and "chief" not in config.get("cluster", {})
+
+
+class OutputDirLock:
+    """``<output_dir>/run.lock`` names the live process writing there (host, pid, start time).
+
+    A second run on the same directory is refused at once; a lock left by a process that no longer runs (a
+    ``kill -9``) is reported and taken over. A lock from another host cannot be checked and is refused with
+    how to clear it.
+    """
+
+    def __init__(self, output_dir: str, log: Callable[[str], None] | None = None) -> None:
+        self.path = os.path.join(output_dir, LOCK_FILE)
+        self.log = log or (lambda message: print(message, file=sys.stderr, flush=True))
+        self.owner = {"host": socket.gethostname(), "pid": os.getpid(), "start": _process_start(os.getpid())}
+        self.held = False
+
+    def acquire(self) -> OutputDirLock:
+        tf.io.gfile.makedirs(os.path.dirname(self.path))
+        for _ in range(2):
+            if self._create():
+                self.held = True
+                atexit.register(self.release)
+                return self
+            try:
+                owner = read_json(self.path)
+            except (ValueError, tf.errors.NotFoundError):
+                owner = {}
+            if owner.get("host") not in (None, self.owner["host"]):
+                raise RunError(
+                    f"--output_dir {os.path.dirname(self.path)} is locked by pid {owner.get('pid')} on host "
+                    f"{owner.get('host')} ({self.path}); if that run is gone, delete the lock file"
+                )
+            if owner and _alive(owner):
+                raise RunError(
+                    f"--output_dir {os.path.dirname(self.path)} is in use by a live run (pid {owner['pid']} on "
+                    f"{owner['host']}, {self.path}): wait for it to finish or choose another --output_dir"
+                )
+            self.log(f"taking over the stale lock {self.path} of pid {owner.get('pid')} (no longer running)")
+            tf.io.gfile.remove(self.path)
+        raise RunError(f"could not lock --output_dir {os.path.dirname(self.path)}: another run took it meanwhile")
+
+    def _create(self) -> bool:
+        payload = json.dumps(self.owner, sort_keys=True)
+        if "://" not in self.path:  # local file system: atomic exclusive create
+            try:
+                fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+            except FileExistsError:
+                return False
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(payload)
+            return True
+        if tf.io.gfile.exists(self.path):
+            return False
+        write_text(self.path, payload)
+        return read_json(self.path) == self.owner  # another writer in between: theirs won
+
+    def release(self) -> None:
+        if not self.held:
+            return
+        self.held = False
+        try:
+            if read_json(self.path) == self.owner:
+                tf.io.gfile.remove(self.path)
+        except (ValueError, tf.errors.OpError):
+            pass
+
+    def __enter__(self) -> OutputDirLock:
+        return self.acquire()
+
+    def __exit__(self, *exc) -> None:
+        self.release()

@@ -16,55 +16,101 @@ file and record. The pipeline also asserts ``ids < vocab_size`` on every record 
 
 from __future__ import annotations
 
-import struct
+import json
+import os
 
 import numpy as np
 import tensorflow as tf
 from google.protobuf.message import DecodeError
 from tensorflow.core.example import example_pb2
 
-from albert_tf.data.pretraining.schema import feature_lengths, feature_spec, length_flag
+from albert_tf.data.pretraining.schema import SIDECAR_FORMAT, feature_lengths, feature_spec, length_flag
+from albert_tf.data.tfrecord import TFRecordError, count_records, file_size, iter_records
 
 
 class PretrainingDataError(ValueError):
     """The pretraining TFRecords do not exist or do not match the flags; the message names the file."""
 
 
-def expand_globs(input_file: str | list[str], flag_name: str = "--input_file") -> list[str]:
-    """Comma-separated globs (or a list of them) -> sorted file list; each glob must match something."""
+def is_sidecar(path: str) -> bool:
+    """Whether ``path`` is a JSON sidecar written by ``create_pretraining_data`` (never a record file)."""
+    if not path.endswith(".json"):
+        return False
+    try:
+        with tf.io.gfile.GFile(path, "r") as f:
+            return json.loads(f.read()).get("format") == SIDECAR_FORMAT
+    except (ValueError, AttributeError, tf.errors.OpError):
+        return False
+
+
+def expand_globs(input_file: str | list[str], flag_name: str = "--input_file", log=None) -> list[str]:
+    """Comma-separated globs (or a list of them) -> sorted file list; each glob must match something.
+
+    ``create_pretraining_data`` sidecars matched by a glob are left out (said once through ``log``).
+    """
     patterns = input_file if isinstance(input_file, (list, tuple)) else str(input_file or "").split(",")
     patterns = [p.strip() for p in patterns if p and p.strip()]
     if not patterns:
         raise PretrainingDataError(f"{flag_name} is empty: give one or more comma-separated TFRecord globs")
     files: list[str] = []
+    sidecars: list[str] = []
     for pattern in patterns:
         matched = sorted(tf.io.gfile.glob(pattern))
         if not matched:
             raise PretrainingDataError(f"{flag_name}: no file matches {pattern!r}")
-        files.extend(matched)
+        for path in matched:
+            (sidecars if is_sidecar(path) else files).append(path)
+    if sidecars and log is not None:
+        log(f"{flag_name}: skipping {len(sidecars)} create_pretraining_data sidecar(s): {', '.join(sidecars)}")
+    if not files:
+        raise PretrainingDataError(f"{flag_name}: only sidecar files match {input_file!r}, no TFRecord file")
     return files
 
 
 def read_tfrecord_file(path: str, limit: int | None = None):
-    """Yield raw records of a TFRecord file without starting the TF runtime.
+    """Yield raw records of a TFRecord file without starting the TF runtime, checking framing and checksums.
 
     (MultiWorkerMirroredStrategy must be created before any TF op runs, and we validate inputs first.)
-    Framing: uint64 length, uint32 masked crc, data, uint32 masked crc; crcs are not verified here.
     """
-    with tf.io.gfile.GFile(path, "rb") as f:
-        count = 0
-        while limit is None or count < limit:
-            header = f.read(12)
-            if not header:
-                return
-            if len(header) < 12:
-                raise PretrainingDataError(f"{path}: record {count}: truncated TFRecord header")
-            (length,) = struct.unpack("<Q", header[:8])
-            data = f.read(length)
-            if len(data) < length or len(f.read(4)) < 4:
-                raise PretrainingDataError(f"{path}: record {count}: truncated TFRecord (file cut short?)")
-            yield data
-            count += 1
+    try:
+        yield from iter_records(path, limit)
+    except TFRecordError as e:
+        raise PretrainingDataError(str(e)) from None
+
+
+def sidecar_entries(files: list[str]) -> dict[str, dict]:
+    """``{record file: its entry}`` from the sidecars beside ``files`` (record count and size of each file)."""
+    out: dict[str, dict] = {}
+    for folder in sorted({os.path.dirname(p) for p in files}):
+        for candidate in tf.io.gfile.glob(os.path.join(folder, "*.json")):
+            if not is_sidecar(candidate):
+                continue
+            with tf.io.gfile.GFile(candidate, "r") as f:
+                for entry in json.loads(f.read()).get("files", []):
+                    out[os.path.join(folder, entry["name"])] = dict(entry, sidecar=candidate)
+    return out
+
+
+def check_complete(files: list[str]) -> None:
+    """Every file is whole: its size equals the one its sidecar lists, or (no sidecar) every record's framing
+    is sound to the end of the file. Catches a file cut short at its end (a killed writer), which a check of
+    the first records cannot see.
+    """
+    listed = sidecar_entries(files)
+    for path in files:
+        entry = listed.get(path)
+        if entry is None:
+            try:
+                count_records(path)
+            except TFRecordError as e:
+                raise PretrainingDataError(str(e)) from None
+            continue
+        size = file_size(path)
+        if size != entry["bytes"]:
+            raise PretrainingDataError(
+                f"{path}: {size} bytes, but {entry['sidecar']} lists {entry['bytes']} bytes: the record set is "
+                "incomplete or was overwritten by another run"
+            )
 
 
 def _feature_values(example: example_pb2.Example, name: str):
@@ -129,6 +175,7 @@ def validate_pretraining_files(
             checked += n_in_file
         except (tf.errors.OpError, OSError) as e:
             raise PretrainingDataError(f"{path}: cannot read ({str(e).splitlines()[0]})") from None
+    check_complete(files)
     return checked
 
 

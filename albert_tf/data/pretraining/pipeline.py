@@ -36,6 +36,7 @@ from albert_tf.data.pretraining.instances import Instance, InstanceConfig, creat
 from albert_tf.data.pretraining.masking import MaskingConfig, NgramSampler, shuffle
 from albert_tf.data.pretraining.reading import Chunk, InputError, iter_chunks, resolve_input_files, scan_inputs
 from albert_tf.data.pretraining.records import ExampleEncoder, TFRecordShardWriter
+from albert_tf.data.pretraining.schema import SIDECAR_FORMAT
 from albert_tf.data.pretraining.vocabulary import LineEncoder, TokenizerSpec
 
 __all__ = [
@@ -47,7 +48,6 @@ __all__ = [
     "resolve_output_files",
 ]
 
-SIDECAR_FORMAT = "albert-tf/pretraining-data/v1"
 
 
 class PretrainingDataConfig:
@@ -319,14 +319,17 @@ def create_pretraining_data(
     if log:
         log(f"create_pretraining_data: {len(input_files)} input file(s), {scan['input_bytes']:,} bytes, "
             f"{scan['text_lines']:,} text lines -> {len(output_files)} output file(s), {num_workers} worker(s)")
+    metadata_file = metadata_file or default_metadata_file(output_files)
+    _check_outputs_are_not_inputs(input_files, [*output_files, metadata_file])
     for path in output_files:
         parent = os.path.dirname(os.path.abspath(path))
         os.makedirs(parent, exist_ok=True)
+    partial_files = [partial_name(p) for p in output_files]
 
     chunks = iter_chunks(input_files, config.input_encoding, int(config.chunk_size_mb * (1 << 20)),
                          config.file_is_document_boundary)
     totals = _new_counters()
-    with TFRecordShardWriter(output_files) as writer:
+    with TFRecordShardWriter(partial_files) as writer:
         buffer = ShuffleBuffer(config.shuffle_buffer_size, _hash_int("albert-tf", "shuffle", config.random_seed),
                                writer.write)
         for _, records, counters in _chunk_results(chunks, ctx, (config, tokenizer_spec), num_workers):
@@ -346,12 +349,11 @@ def create_pretraining_data(
                       "spm_model_file": tokenizer_spec.spm_model_file},
         "input_files": input_files,
         "output_files": [os.path.basename(p) for p in output_files],
+        "files": [_file_entry(tmp, os.path.basename(final), n)
+                  for tmp, final, n in zip(partial_files, output_files, per_shard)],
         "counts": counts,
     }
-    metadata_file = metadata_file or default_metadata_file(output_files)
-    with open(metadata_file, "w", encoding="utf-8") as f:
-        json.dump(sidecar, f, indent=2, sort_keys=True)
-        f.write("\n")
+    _publish(partial_files, output_files, metadata_file, sidecar)
     summary = {"counts": counts, "output_files": output_files, "metadata_file": metadata_file,
                "seconds": elapsed, "instances_per_second": counts["instances"] / elapsed if elapsed > 0 else 0.0}
     if log:
@@ -359,6 +361,43 @@ def create_pretraining_data(
     if counts["instances"] == 0:
         raise InputError("no instances were created (every document was empty); see the counts above")
     return summary
+
+
+def partial_name(path: str) -> str:
+    """Where a shard is written until the whole set is complete (hidden; no ``PATH*`` glob matches it)."""
+    return os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.partial")
+
+
+def _check_outputs_are_not_inputs(input_files: Sequence[str], outputs: Sequence[str]) -> None:
+    inputs = {os.path.realpath(p) for p in input_files}
+    for path in outputs:
+        if os.path.realpath(path) in inputs:
+            raise InputError(f"{path} is both an input and an output: writing it would destroy the input")
+
+
+def _file_entry(path: str, name: str, records: int) -> dict:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return {"name": name, "records": records, "bytes": os.path.getsize(path), "sha256": digest.hexdigest()}
+
+
+def _publish(partial_files: Sequence[str], output_files: Sequence[str], metadata_file: str, sidecar: dict) -> None:
+    """Move the complete shards under their final names, then write the sidecar (the completion mark) last.
+
+    The old sidecar goes first, so a set whose renaming was interrupted has no sidecar claiming it complete;
+    a file under a final name is always a whole shard.
+    """
+    if os.path.exists(metadata_file):
+        os.remove(metadata_file)
+    for partial, final in zip(partial_files, output_files):
+        os.replace(partial, final)
+    tmp = metadata_file + ".partial"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(sidecar, f, indent=2, sort_keys=True)
+        f.write("\n")
+    os.replace(tmp, metadata_file)
 
 
 def default_metadata_file(output_files: Sequence[str]) -> str:

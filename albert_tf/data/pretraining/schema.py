@@ -20,6 +20,9 @@ from __future__ import annotations
 
 from typing import Any
 
+# The JSON sidecar create_pretraining_data writes last, beside the records (flags, counts, every file's size).
+SIDECAR_FORMAT = "albert-tf/pretraining-data/v1"
+
 # (name, dtype, length kind, the flag that sets the length), in the official order.
 FEATURES = (
     ("input_ids", "int64", "seq", "--max_seq_length"),

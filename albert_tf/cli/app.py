@@ -60,6 +60,7 @@ def run(
     doc: str,
     errors: tuple[type[BaseException], ...] = (),
     argv: Sequence[str] | None = None,
+    max_args: int = 0,
 ) -> None:
     """Parse the global flags and run ``main(argv)``; ``--help`` prints :func:`help_text` and exits 0.
 
@@ -73,10 +74,16 @@ def run(
     verbose = VERBOSE in argv
     argv = [a for a in argv if a != VERBOSE]
     expected = (*errors, *common_errors())
+    try:  # absl's own report of a bad flag is two lines on stderr and exit 1
+        flags.FLAGS(argv)
+    except flags.Error as e:
+        print(f"error: {one_line(e)}", file=sys.stderr)
+        sys.exit(2)
 
     def wrapped(args: list[str]) -> None:
-        if len(args) > 1:
-            raise app.UsageError(f"unexpected arguments: {' '.join(args[1:])}")
+        if len(args) - 1 > max_args:
+            print(f"error: unexpected arguments: {' '.join(args[1 + max_args:])}", file=sys.stderr)
+            sys.exit(2)
         try:
             code = main(args)
         except expected as e:

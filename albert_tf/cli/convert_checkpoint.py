@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sys
 
-from absl import app, flags
+from absl import flags
 
 FLAGS = flags.FLAGS
 
@@ -66,14 +66,10 @@ COMMANDS = ("convert",)
 
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point: absl parses the flags (``--help`` included), then the command runs."""
-    from albert_tf.cli.app import help_text, wants_help
+    from albert_tf.cli import app as cli_app
 
     define_flags(FLAGS)
-    argv = list(argv if argv is not None else sys.argv)
-    if wants_help(argv):
-        sys.stdout.write(help_text(__doc__, FLAGS))
-        sys.exit(0)
-    app.run(lambda args: sys.exit(_run(args, FLAGS)), argv=argv)
+    cli_app.run(lambda args: _run(args, FLAGS), __doc__, argv=argv, max_args=1)
 
 
 def run_cli(argv: list[str]) -> int:

@@ -111,7 +111,7 @@ def run(argv=None) -> int:
                                 metadata_file=f.metadata_file)
     except (InputError, ValueError, OSError, KeyError) as e:
         msg = e.args[0] if isinstance(e, KeyError) and e.args else e
-        print(f"create_pretraining_data: error: {msg}", file=sys.stderr)
+        print(f"error: {msg}", file=sys.stderr)
         return 1
     return 0
 
@@ -120,3 +120,7 @@ def main(argv=None) -> None:
     """Console-script entry point."""
     define_flags()
     app.run(run, HELP, argv=argv)
+
+
+if __name__ == "__main__":
+    main()

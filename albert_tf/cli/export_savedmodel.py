@@ -67,3 +67,7 @@ def main(argv: list[str] | None = None) -> None:
 
     define_flags()
     app.run(_main, __doc__, errors=(*expected_errors(), FileExistsError), argv=argv)
+
+
+if __name__ == "__main__":
+    main()

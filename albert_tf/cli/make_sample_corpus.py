@@ -33,3 +33,7 @@ def main(argv=None) -> None:
     """Console entry point."""
     define_flags()
     cli_app.run(_main, __doc__, argv=argv)
+
+
+if __name__ == "__main__":
+    main()

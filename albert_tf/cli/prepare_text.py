@@ -36,19 +36,19 @@ def _main(argv):
     del argv
     f = flags.FLAGS
     if not f.input_file or not f.output_file:
-        print("prepare_text: error: --input_file and --output_file are required", file=sys.stderr)
+        print("error: --input_file and --output_file are required", file=sys.stderr)
         return 1
     files = []
     for pattern in f.input_file.split(","):
         matches = sorted(p for p in glob.glob(pattern) if os.path.isfile(p))
         if not matches:
-            print(f"prepare_text: error: {pattern!r} matches no file", file=sys.stderr)
+            print(f"error: {pattern!r} matches no file", file=sys.stderr)
             return 1
         files.extend(matches)
     try:
         counts = prepare_files(files, f.output_file, f.input_encoding.split(","), f.min_sentences)
     except ValueError as e:
-        print(f"prepare_text: error: {e}", file=sys.stderr)
+        print(f"error: {e}", file=sys.stderr)
         return 1
     print(json.dumps(counts))
     return 0
@@ -59,3 +59,7 @@ def main(argv=None) -> None:
     """Console entry point."""
     define_flags()
     cli_app.run(_main, __doc__, argv=argv)
+
+
+if __name__ == "__main__":
+    main()

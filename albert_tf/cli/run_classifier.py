@@ -92,12 +92,17 @@ def expected_errors() -> tuple[type[BaseException], ...]:
     from albert_tf.checkpoints import CheckpointError
     from albert_tf.config import ConfigError
     from albert_tf.data.glue import GlueDataError
+    from albert_tf.tokenization import TokenizerError
     from albert_tf.training.run_config import RunError
 
-    return (RunError, ConfigError, GlueDataError, CheckpointError)
+    return (RunError, ConfigError, GlueDataError, CheckpointError, TokenizerError)
 
 
 def main(argv: list[str] | None = None) -> None:
     """Console script ``run_classifier``."""
     define_flags()
     app.run(_main, __doc__, errors=expected_errors(), argv=argv)
+
+
+if __name__ == "__main__":
+    main()

@@ -65,3 +65,7 @@ def expected_errors() -> tuple[type[BaseException], ...]:
     from albert_tf.training.run_config import RunError
 
     return (RunError, ConfigError, PretrainingDataError, CheckpointError)
+
+
+if __name__ == "__main__":
+    main()

@@ -123,7 +123,9 @@ class GlueTask(Task):
             )
         task = cls(processor, albert_config, options.max_seq_length, options, run, tokenizer, seed)
         for split in task._needed_splits():
-            processor.get_examples(options.data_dir, split)  # parse + validate every row now
+            if not processor.get_examples(options.data_dir, split):  # parse + validate every row now
+                sources = ", ".join(processor.source_paths(options.data_dir, split))
+                raise glue.GlueDataError(f"{sources}: the {split} split holds no examples")
         return task
 
     def _needed_splits(self) -> list[str]:

@@ -8,6 +8,7 @@ best checkpoint is kept by ``masked_lm_accuracy``, as the official ``model.ckpt-
 from __future__ import annotations
 
 import dataclasses
+import sys
 from typing import Any
 
 import keras
@@ -62,6 +63,10 @@ def run(config: ExperimentConfig, **kwargs: Any) -> dict[str, Any]:
     return run_experiment(task, config, **kwargs)
 
 
+def _say(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
 class PretrainingTask(Task):
     """MLM + SOP pretraining on the official TFRecord features."""
 
@@ -105,12 +110,12 @@ class PretrainingTask(Task):
         if run.do_train:
             if not options.input_file:
                 raise TaskError("--input_file is required with --do_train")
-            train_files = expand_globs(options.input_file, "--input_file")
+            train_files = expand_globs(options.input_file, "--input_file", log=_say)
         if run.do_eval:
             flag = "--eval_input_file" if options.eval_input_file else "--input_file"
             if not (options.eval_input_file or options.input_file):
                 raise TaskError("--do_eval needs --eval_input_file (or --input_file)")
-            eval_files = expand_globs(options.eval_input_file or options.input_file, flag)
+            eval_files = expand_globs(options.eval_input_file or options.input_file, flag, log=_say)
         for files in (train_files, eval_files):
             if files:
                 validate_pretraining_files(

@@ -14,6 +14,7 @@ from albert_tf.tokenization.full_tokenizer import FullTokenizer
 from albert_tf.tokenization.preprocess import convert_to_unicode, preprocess_text, printable_text
 from albert_tf.tokenization.sentencepiece_tokenizer import (
     SPIECE_UNDERLINE,
+    TokenizerError,
     encode_ids,
     encode_pieces,
     is_start_piece_sp,
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "SPIECE_UNDERLINE",
+    "TokenizerError",
     "AlbertPreprocessor",
     "BasicTokenizer",
     "FullTokenizer",

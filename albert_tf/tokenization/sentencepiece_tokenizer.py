@@ -52,6 +52,10 @@ def is_start_piece_sp(piece: str) -> bool:
     return not all(ch.lower() in _ALLOWED for ch in piece)
 
 
+class TokenizerError(ValueError):
+    """A vocabulary or SentencePiece model that cannot be used; the message names the file."""
+
+
 def read_file_bytes(path: str | os.PathLike) -> bytes:
     """Bytes of a local file or of a ``scheme://`` path (GCS etc., through ``tf.io.gfile`` as the official)."""
     path = os.fspath(path)
@@ -72,7 +76,7 @@ def load_sentencepiece(model: str | os.PathLike | bytes) -> tuple[spm.SentencePi
         sp.LoadFromSerializedProto(proto)
     except Exception as e:  # sentencepiece raises a bare RuntimeError/OSError without the file name
         where = "<bytes>" if isinstance(model, bytes) else os.fspath(model)
-        raise ValueError(f"{where}: not a valid SentencePiece model proto ({e})") from e
+        raise TokenizerError(f"{where}: not a valid SentencePiece model proto ({str(e).strip()})") from e
     return sp, proto
 
 

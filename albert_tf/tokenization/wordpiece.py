@@ -17,6 +17,7 @@ import re
 import unicodedata
 
 from albert_tf.tokenization.preprocess import convert_to_unicode, sanitize_unicode
+from albert_tf.tokenization.sentencepiece_tokenizer import TokenizerError
 
 __all__ = [
     "CJK_RANGES",
@@ -41,7 +42,7 @@ def load_vocab(vocab_file: str | os.PathLike, vocab_bytes: bytes | None = None) 
     try:
         text = vocab_bytes.decode("utf-8")
     except UnicodeDecodeError as e:
-        raise ValueError(f"{vocab_file}: vocab file is not UTF-8 ({e})") from e
+        raise TokenizerError(f"{vocab_file}: vocab file is not UTF-8 ({e})") from e
     vocab: collections.OrderedDict[str, int] = collections.OrderedDict()
     lines = text.split("\n")  # readline() semantics: "\n" ends a line; a final "\n" opens no extra line
     if lines and lines[-1] == "":
@@ -51,7 +52,7 @@ def load_vocab(vocab_file: str | os.PathLike, vocab_bytes: bytes | None = None) 
         if token not in vocab:
             vocab[token] = len(vocab)
     if not vocab:
-        raise ValueError(f"{vocab_file}: empty vocab file (expected one WordPiece token per line)")
+        raise TokenizerError(f"{vocab_file}: empty vocab file (expected one WordPiece token per line)")
     return vocab
 
 

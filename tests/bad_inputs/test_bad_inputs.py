@@ -1,0 +1,187 @@
+"""Table-driven bad inputs and faults through the real command lines (issue: reliability).
+
+Every case runs the CLI in a subprocess and checks: a non-zero exit with exactly one ``error:`` line naming the
+file or flag (or, for legal but degenerate input, exit 0 with a summary saying what was skipped), no
+traceback, no signal, and every input file byte-identical afterwards. In-process cases cover the Python API
+(``AlbertConfig``, the tokenizers, the serving preprocessor).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+from bad_inputs import fixtures
+from conftest import ROOT
+
+CLI = {
+    "cpd": [str(ROOT / "create_pretraining_data.py")],
+    "rp": [str(ROOT / "run_pretraining.py")],
+    "rc": [str(ROOT / "run_classifier.py")],
+    "export": [str(ROOT / "export_savedmodel.py")],
+    "convert": ["-m", "albert_tf.checkpoints", "convert"],
+    "vocab": ["-m", "albert_tf.cli.train_vocab"],
+    "prep": ["-m", "albert_tf.cli.prepare_text"],
+}
+BASE = {
+    "cpd": {"input_file": "{corpus}", "output_file": "{out}/r.tfrecord", "spm_model_file": "{spm}",
+            "max_seq_length": "32", "max_predictions_per_seq": "5", "dupe_factor": "1"},
+    "rp": {"albert_config_file": "{config}", "input_file": "{records}", "output_dir": "{out}/run",
+           "max_seq_length": "32", "max_predictions_per_seq": "5", "train_batch_size": "8", "num_train_steps": "2",
+           "steps_per_loop": "1", "save_checkpoints_steps": "2", "num_warmup_steps": "0"},
+    "rc": {"task_name": "SST-2", "data_dir": "{glue}", "output_dir": "{out}/rc", "albert_config_file": "{config}",
+           "spm_model_file": "{spm}", "max_seq_length": "16", "do_train": "true", "train_step": "2",
+           "train_batch_size": "8", "save_checkpoints_steps": "2"},
+    "export": {"task_name": "SST-2", "albert_config_file": "{config}", "spm_model_file": "{spm}",
+               "max_seq_length": "16", "checkpoint": "{bad}/ckpt-1", "export_dir": "{out}/export"},
+    "convert": {"input": "{bad}/ckpt-1", "input_format": "official", "output": "{out}/hf",
+                "output_format": "huggingface", "albert_config_file": "{config}"},
+    "vocab": {"input": "{corpus}", "model_prefix": "{tmp}/spm", "vocab_size": "200"},
+    "prep": {"input_file": "{corpus}", "output_file": "{out}/prepared.txt"},
+}
+B = "{bad}"
+
+# (id, command, flag changes (None removes a flag; a key starting with '+' is a positional/raw arg), kind, fragments)
+CASES = [
+    # ---------------------------------------------------------------- create_pretraining_data
+    ("cpd-no-input", "cpd", {"input_file": None}, "error", ["--input_file is required"]),
+    ("cpd-glob-no-match", "cpd", {"input_file": B + "/nothing-*.txt"}, "error", ["nothing-*.txt"]),
+    ("cpd-latin1", "cpd", {"input_file": B + "/latin1.txt"}, "error", ["latin1.txt", "byte"]),
+    ("cpd-only-empty", "cpd", {"input_file": B + "/empty.txt"}, "error", ["empty"]),
+    ("cpd-missing-model", "cpd", {"spm_model_file": B + "/none.model"}, "error", ["none.model"]),
+    ("cpd-garbage-model", "cpd", {"spm_model_file": B + "/garbage.model"}, "error", ["garbage.model"]),
+    ("cpd-zero-shards", "cpd", {"output_file": "{out}/r.tfrecord@0"}, "error", ["--output_file", "N >= 1"]),
+    ("cpd-output-is-input", "cpd", {"output_file": "{corpus}"}, "error", ["sample_corpus.txt", "input and an output"]),
+    ("cpd-tiny-seq", "cpd", {"max_seq_length": "2"}, "error", ["--max_seq_length"]),
+    ("cpd-mask-prob", "cpd", {"masked_lm_prob": "1.5"}, "error", ["--masked_lm_prob"]),
+    ("cpd-dupe-zero", "cpd", {"dupe_factor": "0"}, "error", ["--dupe_factor"]),
+    ("cpd-workers-zero", "cpd", {"num_workers": "0"}, "error", ["--num_workers"]),
+    ("cpd-bad-enum", "cpd", {"sentence_order": "bogus"}, "error", ["--sentence_order"]),
+    ("cpd-unknown-flag", "cpd", {"no_such_flag": "1"}, "error", ["no_such_flag"]),
+    ("cpd-int-flag-text", "cpd", {"max_seq_length": "long"}, "error", ["max_seq_length"]),
+    ("cpd-nul-bytes", "cpd", {"input_file": B + "/nul.bin"}, "ok", ["documents: 1", "instances: 1"]),
+    # ---------------------------------------------------------------- run_pretraining
+    ("rp-no-config", "rp", {"albert_config_file": None}, "error", ["--albert_config_file"]),
+    ("rp-config-missing", "rp", {"albert_config_file": B + "/none.json"}, "error", ["none.json"]),
+    ("rp-config-not-json", "rp", {"albert_config_file": B + "/not_json.json"}, "error", ["not_json.json"]),
+    ("rp-config-bad-heads", "rp", {"albert_config_file": B + "/config_bad_heads.json"}, "error",
+     ["num_attention_heads"]),
+    ("rp-text-input", "rp", {"input_file": B + "/text.txt"}, "error", ["text.txt", "not a TFRecord"]),
+    ("rp-json-input", "rp", {"input_file": B + "/not_json.json"}, "error", ["not_json.json", "not a TFRecord"]),
+    ("rp-cut-record", "rp", {"input_file": B + "/cut.tfrecord"}, "error", ["cut.tfrecord", "truncated"]),
+    ("rp-flipped-bit", "rp", {"input_file": B + "/flipped.tfrecord"}, "error", ["flipped.tfrecord", "checksum"]),
+    ("rp-only-sidecar", "rp", {"input_file": "{records_dir}/*.json"}, "error", ["--input_file", "sidecar"]),
+    ("rp-glob-with-sidecar", "rp", {"input_file": "{records_dir}/train.tfrecord*"}, "ok",
+     ["skipping 1 create_pretraining_data sidecar"]),
+    ("rp-no-match", "rp", {"input_file": B + "/none-*.tfrecord"}, "error", ["--input_file", "none-*.tfrecord"]),
+    ("rp-negative-lr", "rp", {"learning_rate": "-0.1"}, "error", ["--learning_rate=-0.1"]),
+    ("rp-nan-clip", "rp", {"clip_norm": "nan"}, "error", ["--clip_norm"]),
+    ("rp-zero-batch", "rp", {"train_batch_size": "0"}, "error", ["--train_batch_size"]),
+    ("rp-zero-steps", "rp", {"num_train_steps": "0"}, "error", ["--num_train_steps"]),
+    ("rp-seq-mismatch", "rp", {"max_seq_length": "64"}, "error", ["--max_seq_length=64"]),
+    ("rp-pred-over-seq", "rp", {"max_predictions_per_seq": "40"}, "error", ["--max_predictions_per_seq"]),
+    ("rp-seq-over-positions", "rp", {"max_seq_length": "4096"}, "error", ["max_position_embeddings"]),
+    ("rp-init-missing", "rp", {"init_checkpoint": B + "/none/ckpt-3"}, "error", ["ckpt-3"]),
+    ("rp-init-garbage", "rp", {"init_checkpoint": B + "/ckpt-1"}, "error", ["ckpt-1"]),
+    ("rp-output-is-file", "rp", {"output_dir": "{corpus}"}, "error", ["sample_corpus.txt"]),
+    ("rp-bad-strategy", "rp", {"strategy": "bogus"}, "error", ["--strategy"]),
+    ("rp-eval-no-input", "rp", {"input_file": None, "do_train": "false", "do_eval": "true"}, "error",
+     ["--eval_input_file"]),
+    ("rp-nothing-to-do", "rp", {"do_train": "false"}, "error", ["at least one of"]),
+    ("rp-extra-arg", "rp", {"+": "oops"}, "error", ["unexpected arguments"]),
+    # ---------------------------------------------------------------- run_classifier
+    ("rc-unknown-task", "rc", {"task_name": "MNLI2"}, "error", ["unknown GLUE task 'MNLI2'"]),
+    ("rc-no-data-dir", "rc", {"data_dir": None}, "error", ["--data_dir"]),
+    ("rc-missing-data", "rc", {"data_dir": B + "/nowhere"}, "error", ["nowhere"]),
+    ("rc-header-only", "rc", {"data_dir": B + "/header_only"}, "error", ["train.tsv", "no examples"]),
+    ("rc-bad-columns", "rc", {"data_dir": B + "/bad_columns"}, "error", ["train.tsv:3"]),
+    ("rc-bad-label", "rc", {"data_dir": B + "/bad_label"}, "error", ["train.tsv:2", "label"]),
+    ("rc-bad-utf8", "rc", {"data_dir": B + "/bad_utf8"}, "error", ["train.tsv:2"]),
+    ("rc-stsb-label", "rc", {"data_dir": B + "/stsb", "task_name": "STS-B"}, "error", ["train.tsv:2"]),
+    ("rc-missing-model", "rc", {"spm_model_file": B + "/none.model"}, "error", ["none.model"]),
+    ("rc-garbage-model", "rc", {"spm_model_file": B + "/garbage.model"}, "error", ["garbage.model"]),
+    ("rc-vocab-mismatch", "rc", {"albert_config_file": "albert_tiny"}, "error", ["vocab_size"]),
+    ("rc-tiny-seq", "rc", {"max_seq_length": "2"}, "error", ["max_seq_length"]),
+    ("rc-dropout", "rc", {"classifier_dropout": "1.5"}, "error", ["--classifier_dropout"]),
+    ("rc-zero-lr", "rc", {"learning_rate": "0"}, "error", ["--learning_rate"]),
+    ("rc-foreign-output", "rc", {"output_dir": B}, "error", ["--init_checkpoint"]),
+    ("rc-eval-no-ckpt", "rc", {"do_train": "false", "do_eval": "true", "output_dir": "{out}/empty"}, "error",
+     ["no checkpoint"]),
+    ("rc-predict-ckpt-missing", "rc", {"do_train": "false", "do_predict": "true",
+                                       "predict_checkpoint": B + "/none/ckpt-5"}, "error", ["ckpt-5"]),
+    ("rc-export-wordpiece", "rc", {"spm_model_file": "", "vocab_file": B + "/text.txt",
+                                   "export_dir": "{out}/e"}, "error", ["--spm_model_file"]),
+    # ---------------------------------------------------------------- export_savedmodel
+    ("export-garbage-ckpt", "export", {}, "error", ["ckpt-1"]),
+    ("export-no-checkpoint", "export", {"checkpoint": None}, "error", ["--checkpoint"]),
+    ("export-unknown-task", "export", {"task_name": "NOPE"}, "error", ["NOPE"]),
+    # ---------------------------------------------------------------- checkpoint converter
+    ("convert-garbage", "convert", {}, "error", ["ckpt-1"]),
+    ("convert-missing", "convert", {"input": B + "/none/model.ckpt"}, "error", ["model.ckpt"]),
+    ("convert-bad-format", "convert", {"input_format": "pickle"}, "error", ["--input_format"]),
+    ("convert-hf-no-weights", "convert", {"input": B + "/hf_no_weights", "input_format": "huggingface"}, "error",
+     ["hf_no_weights"]),
+    ("convert-text-as-keras", "convert", {"input": B + "/text.txt", "input_format": "albert_tf"}, "error",
+     ["text.txt"]),
+    # ---------------------------------------------------------------- vocabulary, text preparation
+    ("vocab-missing-input", "vocab", {"input": B + "/none.txt"}, "error", ["none.txt"]),
+    ("vocab-too-large", "vocab", {"vocab_size": "100000"}, "error", ["vocab"]),
+    ("prep-no-match", "prep", {"input_file": B + "/none-*.txt"}, "error", ["none-*.txt"]),
+]
+
+
+def _args(command: str, changes: dict, paths: dict, out: str) -> list[str]:
+    values = dict(BASE[command])
+    extra = []
+    for key, value in changes.items():
+        if key.startswith("+"):
+            extra.append(value)
+        elif value is None:
+            values.pop(key, None)
+        else:
+            values[key] = value
+    fill = {**paths, "out": out, "tmp": os.path.dirname(out)}
+    return [*CLI[command], *(f"--{k}={v.format(**fill)}" for k, v in values.items()), *extra]
+
+
+@pytest.fixture(scope="module")
+def paths(tmp_path_factory):
+    return fixtures.build(tmp_path_factory.mktemp("bad_inputs"))
+
+
+def run_case(command, changes, paths, out):
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "PYTHONHASHSEED": "0"}
+    return subprocess.run(
+        [sys.executable, *_args(command, changes, paths, out)],
+        capture_output=True, text=True, cwd=paths["root"], env=env, timeout=600,
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_bad_input_gets_one_clear_line(case, paths, tmp_path):
+    name, command, changes, kind, fragments = case
+    before = fixtures.checksums(paths["root"])
+    result = run_case(command, changes, paths, str(tmp_path / "out"))
+    output = result.stdout + result.stderr
+    assert result.returncode >= 0, f"killed by signal {-result.returncode}"
+    assert "Traceback" not in output, output[-3000:]
+    if kind == "error":
+        assert result.returncode != 0, output[-3000:]
+        errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+        assert len(errors) == 1, result.stderr[-3000:]
+        for fragment in fragments:
+            assert fragment in errors[0], errors[0]
+    else:
+        assert result.returncode == 0, output[-3000:]
+        for fragment in fragments:
+            assert fragment in output, output[-3000:]
+    assert fixtures.checksums(paths["root"]) == before, "an input file changed"
+
+
+def test_the_corpus_is_large_enough():
+    assert len(CASES) >= 60 and len({c[0] for c in CASES}) == len(CASES)
+    assert re.fullmatch(r"[a-z0-9-]+", "".join(c[0] for c in CASES))

@@ -1,0 +1,156 @@
+"""Bad inputs through the Python API (config, tokenizers, TFRecord reader, the serving preprocessor), and
+Hypothesis fuzzing of the TFRecord reader and of the raw-text preprocessor: a clear error or a result, never
+a crash."""
+
+from __future__ import annotations
+
+import os
+import struct
+
+import pytest
+import tensorflow as tf
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from albert_tf.config import AlbertConfig, ConfigError
+from albert_tf.data.tfrecord import TFRecordError, count_records, iter_records, masked_crc32c
+from albert_tf.tokenization import AlbertPreprocessor, FullTokenizer, TokenizerError
+
+GOOD = {"vocab_size": 300, "hidden_size": 32, "num_attention_heads": 4, "intermediate_size": 64}
+
+
+@pytest.fixture(scope="module")
+def spm_model(tmp_path_factory):
+    from albert_tf.demo.finetune import train_demo_spm
+
+    return train_demo_spm(str(tmp_path_factory.mktemp("spm")), seed=0, vocab_size=300)
+
+
+@pytest.mark.parametrize(
+    "changes, fragment",
+    [
+        ({"num_attention_heads": 5}, "num_attention_heads"),
+        ({"hidden_act": "swish2"}, "hidden_act"),
+        ({"hidden_dropout_prob": -0.1}, "hidden_dropout_prob"),
+        ({"vocab_size": 0}, "vocab_size"),
+        ({"num_hidden_groups": 99}, "num_hidden_groups"),
+        ({"hidden_size": "big"}, "hidden_size"),
+    ],
+)
+def test_bad_config_values(changes, fragment):
+    with pytest.raises(ConfigError, match=fragment):
+        AlbertConfig.from_dict({**GOOD, **changes})
+
+
+def test_bad_config_files(tmp_path):
+    bad = tmp_path / "c.json"
+    bad.write_text('{\n "vocab_size": 300,\n "hidden_size": 32,,\n}')
+    with pytest.raises(ConfigError, match=r"c\.json.*line 3"):
+        AlbertConfig.from_json_file(str(bad))
+    with pytest.raises((ConfigError, OSError), match="missing.json"):
+        AlbertConfig.load(str(tmp_path / "missing.json"))
+
+
+def test_bad_tokenizer_files(tmp_path):
+    garbage = tmp_path / "garbage.model"
+    garbage.write_bytes(os.urandom(200))
+    with pytest.raises(TokenizerError, match="garbage.model: not a valid SentencePiece model"):
+        FullTokenizer(spm_model_file=str(garbage))
+    empty = tmp_path / "vocab.txt"
+    empty.write_text("")
+    with pytest.raises(TokenizerError, match="vocab.txt: empty vocab file"):
+        FullTokenizer(vocab_file=str(empty))
+    latin = tmp_path / "latin.txt"
+    latin.write_bytes(b"[PAD]\ncaf\xe9\n")
+    with pytest.raises(TokenizerError, match="latin.txt: vocab file is not UTF-8"):
+        FullTokenizer(vocab_file=str(latin))
+    with pytest.raises(FileNotFoundError, match="none.model"):
+        FullTokenizer(spm_model_file=str(tmp_path / "none.model"))
+
+
+def test_reader_names_file_and_record(tmp_path):
+    text = tmp_path / "text.txt"
+    text.write_text("not a record file at all\n" * 5)
+    with pytest.raises(TFRecordError, match=r"text.txt: record 0: not a TFRecord file"):
+        list(iter_records(str(text)))
+    path = str(tmp_path / "ok.tfrecord")
+    with tf.io.TFRecordWriter(path) as w:
+        for i in range(3):
+            w.write(b"x" * (10 + i))
+    data = open(path, "rb").read()
+    (tmp_path / "cut.tfrecord").write_bytes(data[:-3])
+    with pytest.raises(TFRecordError, match=r"cut.tfrecord: record 2: truncated"):
+        count_records(str(tmp_path / "cut.tfrecord"))
+    assert [len(r) for r in iter_records(path)] == [10, 11, 12] and count_records(path) == 3
+
+
+def test_preprocessor_names_mismatched_batches(spm_model):
+    layer = AlbertPreprocessor(spm_model, max_seq_length=16)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="text_a and text_b must hold the same number"):
+        layer({"text_a": tf.constant(["a", "b"]), "text_b": tf.constant(["c"])})
+
+
+# ---------------------------------------------------------------------------------------- fuzzing
+def _frame(data: bytes) -> bytes:
+    header = struct.pack("<Q", len(data))
+    return header + struct.pack("<I", masked_crc32c(header)) + data + struct.pack("<I", masked_crc32c(data))
+
+
+@pytest.fixture(scope="module")
+def real_records():
+    return b"".join(_frame(bytes([i]) * (5 + 7 * i)) for i in range(6))
+
+
+def _read_all(path):
+    try:
+        n = len(list(iter_records(path)))
+        assert n == count_records(path)
+    except TFRecordError as e:
+        assert str(e).startswith(path) and "\n" not in str(e)
+
+
+@settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.binary(max_size=600))
+def test_fuzz_reader_random_bytes(tmp_path, data):
+    path = str(tmp_path / "fuzz.tfrecord")
+    with open(path, "wb") as f:
+        f.write(data)
+    _read_all(path)
+
+
+@settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.data())
+def test_fuzz_reader_truncated_and_flipped_records(tmp_path, real_records, data):
+    blob = bytearray(real_records)
+    cut = data.draw(st.integers(0, len(blob)))
+    flips = data.draw(st.lists(st.integers(0, len(blob) * 8 - 1), max_size=3))
+    for bit in flips:
+        blob[bit // 8] ^= 1 << (bit % 8)
+    blob = bytes(blob[:cut])
+    path = str(tmp_path / "fuzz.tfrecord")
+    with open(path, "wb") as f:
+        f.write(blob)
+    _read_all(path)
+    if not flips and cut == len(real_records):
+        assert count_records(path) == 6
+
+
+@pytest.mark.slow
+def test_fuzz_preprocessor_random_text_and_bytes(spm_model):
+    layer = AlbertPreprocessor(spm_model, max_seq_length=24)
+    text = st.one_of(st.text(max_size=40), st.binary(max_size=40))
+
+    @settings(max_examples=2000, deadline=None)
+    @given(st.lists(text, min_size=0, max_size=4), st.lists(text, min_size=0, max_size=4))
+    def check(a, b):
+        try:
+            out = layer({"text_a": tf.constant(a, tf.string, shape=[len(a)]),
+                         "text_b": tf.constant(b, tf.string, shape=[len(b)])})
+        except tf.errors.InvalidArgumentError as e:
+            assert len(a) != len(b) or "UTF-8" in str(e) or "utf" in str(e).lower(), str(e)[:500]
+            return
+        ids = out["input_ids"].numpy()
+        assert ids.shape == (len(a), 24) and (ids >= 0).all() and (ids < 300).all()
+        assert (out["input_mask"].numpy().sum(-1) >= 2).all()  # at least [CLS] and [SEP]
+
+    check()

@@ -28,7 +28,7 @@ LEGACY_META_FILES = ("run_classifier.json",)  # written by albert-tf 0.1 run_cla
 
 def write_text(path: str, text: str) -> None:
     """``text`` at ``path``, written to a temporary name and renamed when complete (a kill leaves no half file)."""
-    tmp = path + ".tmp"
+    tmp = f"{path}.tmp-{os.getpid()}"
     with tf.io.gfile.GFile(tmp, "w") as f:
         f.write(text)
     tf.io.gfile.rename(tmp, path, overwrite=True)
@@ -76,7 +76,7 @@ def claim_output_dir(
             "resuming from them would restore the wrong model. If this is the pretrained model, pass it as "
             "--init_checkpoint and choose a new --output_dir (google-research/albert#224)"
         )
-    if training:
+    if training and is_chief_process():  # the other workers of a multi-worker run find it written
         tf.io.gfile.makedirs(output_dir)
         write_json(meta_path, identity)
     return output_dir

@@ -3,9 +3,10 @@
 Layers (lowest first); a module may import only from its own layer or lower ones:
 
     config, tokenization, evaluation  <  modeling, data, export  <  checkpoints  <  training  <  tasks
-    <  entry points (albert_tf.cli, albert_tf.demo, any ``__main__``, the package root ``albert_tf``)
+    <  entry points (albert_tf.cli, albert_tf.demo, the package root ``albert_tf``)
 
-Every import counts, also the ones inside functions: a lazy import is still an arrow.
+Every import counts, also the ones inside functions: a lazy import is still an arrow. A ``__main__`` module
+belongs to its package's layer (a ``python -m`` shell in a lower package pointing at ``cli`` would close a circle).
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ def all_modules() -> dict[str, object]:
 
 def layer_of(module: str) -> int:
     parts = module.split(".")
-    if module == "albert_tf" or parts[-1] == "__main__":
+    if module == "albert_tf":
         return ENTRY
     return LAYERS[parts[1]]
 
@@ -121,6 +122,34 @@ def test_no_import_circle():
         if node not in state:
             visit(node)
     assert not cycles, "\n".join(cycles)
+
+
+def subpackage(module: str) -> str:
+    return module.split(".")[1] if module.count(".") else module
+
+
+def test_no_circle_between_subpackages():
+    """The same at the level of the floors: no two subpackages import each other, directly or around a loop."""
+    edges: dict[str, set[str]] = {}
+    for src, targets in graph().items():
+        for dst in targets:
+            a, b = subpackage(src), subpackage(dst)
+            if a != b and "albert_tf" not in (a, b):
+                edges.setdefault(a, set()).add(b)
+
+    def reaches(start: str, goal: str) -> bool:
+        seen, todo = set(), [start]
+        while todo:
+            node = todo.pop()
+            if node == goal:
+                return True
+            if node not in seen:
+                seen.add(node)
+                todo.extend(edges.get(node, ()))
+        return False
+
+    circles = {" <-> ".join(sorted((a, b))) for a in edges for b in edges[a] if reaches(b, a)}
+    assert not circles, "\n".join(sorted(circles))
 
 
 def test_the_layering_check_catches_a_violation(tmp_path):

@@ -128,11 +128,12 @@ def test_refuses_brightmart_checkpoint(tmp_path):
 
 @pytest.mark.slow  # a fresh TensorFlow process; the CLI logic itself is covered in-process below
 def test_cli_module_prints_report(tmp_path):
-    """``python -m albert_tf.checkpoints convert`` in a fresh process (the console script's entry point)."""
+    """``python -m albert_tf.cli.convert_checkpoint convert`` in a fresh process (the console script's entry point)."""
     pytest.importorskip("safetensors")
     c, arrays, prefix = official_dir(tmp_path)
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
-    cmd = [sys.executable, "-m", "albert_tf.checkpoints", "convert", "--input", prefix, "--input_format", "official"]
+    cmd = [sys.executable, "-m", "albert_tf.cli.convert_checkpoint", "convert", "--input", prefix]
+    cmd += ["--input_format", "official"]
     ok = subprocess.run(
         cmd + ["--output", str(tmp_path / "hf"), "--output_format", "huggingface"],
         capture_output=True,
@@ -146,7 +147,7 @@ def test_cli_module_prints_report(tmp_path):
 
 
 def run_main(argv, capsys):
-    from albert_tf.checkpoints.__main__ import run_cli
+    from albert_tf.cli.convert_checkpoint import run_cli
 
     code = run_cli(["albert_convert_checkpoint", *argv])
     out = capsys.readouterr()

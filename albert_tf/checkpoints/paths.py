@@ -11,6 +11,7 @@ import os
 import re
 
 from albert_tf.checkpoints.report import CheckpointError
+from albert_tf.data.files import write_text_atomic
 
 STATE_FILE = "checkpoint"
 _DATA_SUFFIX = re.compile(r"\.data-\d{5}-of-\d{5}$")
@@ -45,14 +46,9 @@ def resolve_checkpoint_path(path: str) -> str:
 
 def write_checkpoint_state(directory: str, basename: str) -> None:
     """The ``checkpoint`` text-proto file ``tf.train.latest_checkpoint(directory)`` reads (atomically)."""
-    import tensorflow as tf
-
     quoted = basename.replace("\\", "\\\\").replace('"', '\\"')
-    final = os.path.join(directory, STATE_FILE)
-    tmp = final + ".tmp"
-    with tf.io.gfile.GFile(tmp, "w") as f:
-        f.write(f'model_checkpoint_path: "{quoted}"\nall_model_checkpoint_paths: "{quoted}"\n')
-    tf.io.gfile.rename(tmp, final, overwrite=True)
+    text = f'model_checkpoint_path: "{quoted}"\nall_model_checkpoint_paths: "{quoted}"\n'
+    write_text_atomic(os.path.join(directory, STATE_FILE), text)
 
 
 def list_run_checkpoints(directory: str) -> list[tuple[int, str]]:

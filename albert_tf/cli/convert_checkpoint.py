@@ -1,4 +1,4 @@
-"""albert_convert_checkpoint convert ... (also ``python -m albert_tf.checkpoints convert ...``).
+"""albert_convert_checkpoint convert ... (also ``python -m albert_tf.cli.convert_checkpoint convert ...``).
 
 Converts between official TF1 ALBERT checkpoints, albert-tf (``.keras`` or TF2 checkpoint)
 and Hugging Face model directories, printing the load report (loaded / missing / unused /

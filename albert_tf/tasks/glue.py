@@ -28,6 +28,7 @@ from absl import logging
 
 from albert_tf.config import AlbertConfig
 from albert_tf.data import glue
+from albert_tf.data.files import write_text_atomic
 from albert_tf.evaluation import glue_metrics
 from albert_tf.export.serving import export_classifier
 from albert_tf.modeling.classifier import AlbertClassifier, classification_per_example_loss
@@ -35,7 +36,6 @@ from albert_tf.tasks.base import EVAL, PREDICT, TRAIN, Task, TaskError
 from albert_tf.tokenization import AlbertPreprocessor, FullTokenizer
 from albert_tf.training.experiment import run_experiment, validate_options
 from albert_tf.training.run_config import ExperimentConfig, RunOptions
-from albert_tf.training.run_dir import write_text
 
 MODEL_INPUTS = ("input_ids", "input_mask", "segment_ids")
 # Tasks that share a model: MNLI-mismatched and the AX diagnostic are evaluated/predicted with an MNLI model.
@@ -93,7 +93,8 @@ class GlueTask(Task):
     ) -> None:
         self.processor = processor
         self.albert_config = albert_config
-        self.max_seq_length = max_seq_length
+        if options is not None and options.max_seq_length != max_seq_length:
+            raise TaskError(f"max_seq_length {max_seq_length} disagrees with the options' {options.max_seq_length}")
         self.options = options or GlueOptions(max_seq_length=max_seq_length)
         self.run = run or RunOptions()
         self.tokenizer = tokenizer
@@ -131,6 +132,11 @@ class GlueTask(Task):
     def _needed_splits(self) -> list[str]:
         run = self.run
         return [s for s, on in ((glue.TRAIN, run.do_train), (glue.DEV, run.do_eval), (glue.TEST, run.do_predict)) if on]
+
+    @property
+    def max_seq_length(self) -> int:
+        """The one copy lives in the options (``--max_seq_length``)."""
+        return self.options.max_seq_length
 
     @property
     def num_labels(self) -> int:
@@ -244,7 +250,7 @@ class GlueTask(Task):
             values = tf.nn.softmax(logits, axis=-1).numpy()
         tf.io.gfile.makedirs(results_dir)
         results = os.path.join(results_dir, "test_results.tsv")
-        write_text(results, "".join("\t".join(f"{v:.6f}" for v in row) + "\n" for row in values))
+        write_text_atomic(results, "".join("\t".join(f"{v:.6f}" for v in row) + "\n" for row in values))
         rows = glue.submission_rows(self.processor, test.examples, values)
         submission = os.path.join(results_dir, f"{self.processor.submission_name}.tsv")
         glue.write_submission(submission, rows)

@@ -17,7 +17,8 @@ import tensorflow as tf
 from absl import logging
 
 from albert_tf.checkpoints import trainer_layout
-from albert_tf.training.run_dir import read_json, write_json, write_text
+from albert_tf.data.files import write_text_atomic
+from albert_tf.training.run_dir import read_json, write_json
 
 
 class CheckpointEvaluator:
@@ -66,7 +67,7 @@ class CheckpointEvaluator:
                                     "checkpoints": self.history})
         jsonl = os.path.join(self.results_dir, "eval_results.jsonl")
         lines = tf.io.gfile.GFile(jsonl).read() if tf.io.gfile.exists(jsonl) else ""
-        write_text(jsonl, lines + json.dumps(latest, sort_keys=True) + "\n")
+        write_text_atomic(jsonl, lines + json.dumps(latest, sort_keys=True) + "\n")
         text = []
         for h in self.history:
             text.append(f"***** eval results at global_step {h['global_step']} *****")
@@ -75,7 +76,7 @@ class CheckpointEvaluator:
             text.append(f"***** best by {self.key} *****")
             text.extend(f"{k} = {best[k]}" for k in sorted(best))
             last = self.history[-1]["global_step"]
-            write_text(
+            write_text_atomic(
                 os.path.join(self.results_dir, "best_trial.txt"), f"{last}:{best['global_step']}:{best[self.key]}\n"
             )
-        write_text(os.path.join(self.results_dir, "eval_results.txt"), "\n".join(text) + "\n")
+        write_text_atomic(os.path.join(self.results_dir, "eval_results.txt"), "\n".join(text) + "\n")

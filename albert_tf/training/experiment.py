@@ -1,8 +1,9 @@
 """The runner skeleton every job uses: validate -> claim the output dir -> strategy -> train (evaluating each
 checkpoint, keeping a best copy) -> evaluate what is left -> predict -> export.
 
-It calls only the task's hooks (``albert_tf.tasks.base.Task``); ``run_pretraining``, ``run_classifier`` and the
-demo differ only in the task and the :class:`~albert_tf.training.run_config.ExperimentConfig` they pass.
+It calls only the task's hooks (the ``Task`` contract, defined one layer up in ``tasks/base.py``);
+``run_pretraining``, ``run_classifier`` and the demo differ only in the task and the
+:class:`~albert_tf.training.run_config.ExperimentConfig` they pass.
 
 * :func:`make_trainer` is the one trainer set-up: the strategy first (``MultiWorkerMirroredStrategy`` must exist
   before any TF op), then seeds, determinism and the dtype policy, then ``task.prepare()`` (feature caches,
@@ -146,8 +147,7 @@ def load_for_inference(trainer: Trainer, run: RunOptions, results_dir: str) -> t
                 f"--predict_checkpoint {run.predict_checkpoint} lacks {len(missing)} variable(s) of this model "
                 f"(e.g. {missing[0]}): it is not a fine-tuned checkpoint of this task"
             )
-        prefix = resolve_checkpoint_path(run.predict_checkpoint) if not report.source else report.source
-        return run.predict_checkpoint, trainer_layout.checkpoint_step(prefix)
+        return run.predict_checkpoint, trainer_layout.checkpoint_step(resolve_checkpoint_path(run.predict_checkpoint))
     for folder in dict.fromkeys([results_dir, run.output_dir]):
         if trainer_layout.has_best(folder):
             prefix = trainer_layout.best_prefix(folder)

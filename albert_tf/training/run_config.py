@@ -20,7 +20,7 @@ class RunError(ValueError):
 
 @dataclasses.dataclass
 class TrainerOptions:
-    """The shared trainer's options (``albert_tf.cli.flags`` defines a flag of the same name for each)."""
+    """The shared trainer's options (the command lines define a flag of the same name for each)."""
 
     strategy: str = "one_device"
     tpu: str | None = None

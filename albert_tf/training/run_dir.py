@@ -20,23 +20,16 @@ from typing import Any
 import tensorflow as tf
 
 from albert_tf.checkpoints.paths import STATE_FILE, list_run_checkpoints
+from albert_tf.data.files import write_text_atomic
 from albert_tf.training.run_config import RunError
 
 META_FILE = "run.json"
 LEGACY_META_FILES = ("run_classifier.json",)  # written by albert-tf 0.1 run_classifier runs
 
 
-def write_text(path: str, text: str) -> None:
-    """``text`` at ``path``, written to a temporary name and renamed when complete (a kill leaves no half file)."""
-    tmp = f"{path}.tmp-{os.getpid()}"
-    with tf.io.gfile.GFile(tmp, "w") as f:
-        f.write(text)
-    tf.io.gfile.rename(tmp, path, overwrite=True)
-
-
 def write_json(path: str, payload: Any) -> None:
     """``payload`` as indented JSON at ``path``, atomically."""
-    write_text(path, json.dumps(payload, indent=1, sort_keys=True, default=str))
+    write_text_atomic(path, json.dumps(payload, indent=1, sort_keys=True, default=str))
 
 
 def read_json(path: str) -> Any:
@@ -173,7 +166,7 @@ class OutputDirLock:
             return True
         if tf.io.gfile.exists(self.path):
             return False
-        write_text(self.path, payload)
+        write_text_atomic(self.path, payload)
         return read_json(self.path) == self.owner  # another writer in between: theirs won
 
     def release(self) -> None:

@@ -1,6 +1,6 @@
 """One tf.distribute training loop for pretraining and every fine-tuning runner.
 
-A task (``albert_tf.tasks.base.Task``) says what is trained (model, inputs, loss, per-example evaluation
+A task (the ``Task`` contract of ``tasks/base.py``) says what is trained (model, inputs, loss, per-example evaluation
 outputs and their aggregation); the ``Trainer`` does the rest, the same way
 under OneDevice, Mirrored, MultiWorkerMirrored and TPU strategies:
 
@@ -43,9 +43,9 @@ from albert_tf.training.strategy import is_chief, worker_info
 from albert_tf.training.summaries import write_scalars
 
 Features = dict[str, tf.Tensor]
-# The splits a task's ``build_inputs`` knows (``albert_tf.tasks.base``; the trainer only calls the hooks).
+# The splits a task's ``build_inputs`` knows (``tasks/base.py``; the trainer only calls the hooks).
 TRAIN, EVAL, PREDICT = "train", "eval", "predict"
-Task = Any  # an ``albert_tf.tasks.base.Task``: build_model, build_inputs, loss, eval_outputs, aggregate, ...
+Task = Any  # the ``Task`` contract of ``tasks/base.py``: build_model, build_inputs, loss, eval_outputs, aggregate, ...
 
 
 @dataclasses.dataclass

@@ -22,7 +22,7 @@ CLI = {
     "rp": [str(ROOT / "run_pretraining.py")],
     "rc": [str(ROOT / "run_classifier.py")],
     "export": [str(ROOT / "export_savedmodel.py")],
-    "convert": ["-m", "albert_tf.checkpoints", "convert"],
+    "convert": ["-m", "albert_tf.cli.convert_checkpoint", "convert"],
     "vocab": ["-m", "albert_tf.cli.train_vocab"],
     "prep": ["-m", "albert_tf.cli.prepare_text"],
 }

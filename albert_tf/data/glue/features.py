@@ -18,7 +18,7 @@ import os
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from albert_tf.data.glue import _fs
+from albert_tf.data import files as _fs
 from albert_tf.data.glue.tsv import GlueProcessor, InputExample
 from albert_tf.tokenization.packing import pack_inputs
 

@@ -1,13 +1,14 @@
-"""The one filesystem API of the GLUE package: every user path goes through ``tf.io.gfile``.
+"""User files through ``tf.io.gfile``, and the one atomic text writer of the package.
 
-So a ``gs://`` (or ``ram://``, or any other TensorFlow filesystem) ``--data_dir`` / cache dir / output
-dir works the same as a local one. ``os.path.join`` is still used to build paths. TensorFlow is imported
-on first use, not when the package is imported: ``albert_tf.data.glue`` (task names for flag help) stays
-cheap to import, as it was before the split.
+So a ``gs://`` (or ``ram://``, or any other TensorFlow filesystem) data dir, cache dir or output dir works the
+same as a local one. TensorFlow is imported on first use, not when the module is imported: ``albert_tf.data.glue``
+(task names for flag help) stays cheap to import. Result files everywhere (GLUE caches and submissions, run
+metadata, evaluation results, predictions) are written with :func:`write_text_atomic`.
 """
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 
@@ -40,11 +41,12 @@ def replace(tmp: str, path: str) -> None:
 
 
 def write_text_atomic(path: str, text: str) -> None:
-    """Write ``text`` (UTF-8, newlines as given) to ``path + '.tmp'``, then rename it over ``path``.
+    """Write ``text`` (UTF-8, newlines as given) to a temporary name, then rename it over ``path``.
 
-    A killed run leaves the old file or none, never a half-written one.
+    A killed run leaves the old file or none, never a half-written one. The temporary name carries the pid, so two
+    processes writing the same file (the workers of one multi-worker run) never share it.
     """
-    tmp = path + ".tmp"
+    tmp = f"{path}.tmp-{os.getpid()}"
     with gfile().GFile(tmp, "w") as f:
         f.write(text)
     replace(tmp, path)

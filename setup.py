@@ -12,6 +12,7 @@ INSTALL_REQUIRES = [
     "sentencepiece==0.2.1",
     "absl-py==2.5.1",
     "google-crc32c==1.9.0",  # TFRecord checksums when validating input files
+    "safetensors>=0.4,<1",  # Hugging Face weights in and out (small, no torch needed)
     "numpy>=2.0,<2.5",
 ]
 
@@ -22,6 +23,9 @@ EXTRAS = {
         "ruff>=0.6",
         "scikit-learn>=1.5",
         "scipy>=1.13",
+        # tests/test_console_scripts.py builds the wheel without build isolation.
+        "setuptools>=69",
+        "wheel>=0.42",
     ],
     # Independent reference implementations, used only by tests and benchmarks.
     # torch is pinned to the CPU build available as a local wheel on the project machines;
@@ -29,11 +33,10 @@ EXTRAS = {
     "parity": [
         "torch==2.13.0",
         "transformers==5.23.0",
-        "safetensors>=0.4",
         "keras-hub==0.32.0",
     ],
-    # Hugging Face weight export writes safetensors files.
-    "hf": ["safetensors>=0.4"],
+    # The TensorBoard UI for the training and evaluation scalars every runner writes.
+    "tensorboard": ["tensorboard==2.21.0"],
 }
 
 setup(
@@ -45,10 +48,10 @@ setup(
     license="Apache-2.0",
     python_requires=">=3.10,<3.13",
     packages=find_packages(include=["albert_tf", "albert_tf.*"]),
-    # The root run_*.py scripts are thin shells over albert_tf.cli; the not-yet-built runners stay modules.
-    py_modules=["run_squad", "run_race"],
+    # The root run_*.py scripts are thin shells over albert_tf.cli and are not installed; the packaged presets
+    # (albert_tf/configs, `--preset=NAME`) are.
     include_package_data=True,
-    package_data={"albert_tf": ["configs/*.json", "configs/*.flags", "configs/glue/*.flags"]},
+    package_data={"albert_tf.configs": ["*.json", "*.flags", "glue/*.flags"]},
     install_requires=INSTALL_REQUIRES,
     extras_require=EXTRAS,
     entry_points={
@@ -56,8 +59,6 @@ setup(
             "albert-demo=albert_tf.demo.__main__:main",
             "run_pretraining=albert_tf.cli.run_pretraining:main",
             "run_classifier=albert_tf.cli.run_classifier:main",
-            "run_squad=run_squad:main",
-            "run_race=run_race:main",
             "create_pretraining_data=albert_tf.cli.create_pretraining_data:main",
             "export_savedmodel=albert_tf.cli.export_savedmodel:main",
             "albert_convert_checkpoint=albert_tf.cli.convert_checkpoint:main",

@@ -5,24 +5,43 @@ The public API::
     from albert_tf import AlbertConfig, AlbertEncoder, AlbertPretrainer, AlbertClassifier
     from albert_tf import FullTokenizer, AlbertPreprocessor
 
+The names are imported on first use (PEP 562), so ``import albert_tf.configs`` or a command's ``--help`` does
+not pay for importing TensorFlow, and a command line can quiet TensorFlow's start-up banners before the import.
+
 Layers of the package, each importing only from the ones before it (``tests/test_architecture.py``):
-``config``/``tokenization``/``evaluation`` < ``modeling``/``data``/``export`` < ``checkpoints`` < ``training``
-< ``tasks`` < ``cli``/``demo``. See ARCHITECTURE.md.
+``config``/``configs``/``tokenization``/``evaluation`` < ``modeling``/``data``/``export`` < ``checkpoints`` <
+``training`` < ``tasks`` < ``cli``/``demo``. See ARCHITECTURE.md.
 """
 
-from albert_tf.config import AlbertConfig, ConfigError
-from albert_tf.modeling import AlbertClassifier, AlbertEncoder, AlbertPretrainer
-from albert_tf.tokenization import AlbertPreprocessor, FullTokenizer
+from __future__ import annotations
+
+import importlib
+from typing import Any
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "AlbertClassifier",
-    "AlbertConfig",
-    "AlbertEncoder",
-    "AlbertPreprocessor",
-    "AlbertPretrainer",
-    "ConfigError",
-    "FullTokenizer",
-    "__version__",
-]
+# Public name -> the module that defines it.
+_EXPORTS = {
+    "AlbertConfig": "albert_tf.config",
+    "ConfigError": "albert_tf.config",
+    "AlbertEncoder": "albert_tf.modeling",
+    "AlbertPretrainer": "albert_tf.modeling",
+    "AlbertClassifier": "albert_tf.modeling",
+    "FullTokenizer": "albert_tf.tokenization",
+    "AlbertPreprocessor": "albert_tf.tokenization",
+}
+
+__all__ = sorted([*_EXPORTS, "__version__"])
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'albert_tf' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])

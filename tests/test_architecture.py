@@ -22,6 +22,7 @@ from conftest import ROOT
 PACKAGE = ROOT / "albert_tf"
 LAYERS = {
     "config": 0,
+    "configs": 0,
     "tokenization": 0,
     "evaluation": 0,
     "modeling": 1,

@@ -4,6 +4,10 @@ path for expected errors (one line on stderr, non-zero status, no traceback unle
 absl's own ``--help`` prints only the *main module's* key flags and exits 1; for a console script the main
 module is the setuptools wrapper, which defines none. :func:`run` answers ``--help`` itself from the flags
 that albert-tf modules define.
+
+``--preset=NAME`` reads a flagfile shipped inside the package (:mod:`albert_tf.configs`, e.g. ``glue/mrpc``) where
+it stands on the command line, so presets work from an installed wheel in any directory; flags after it
+override it, as with ``--flagfile``.
 """
 
 from __future__ import annotations
@@ -11,13 +15,52 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Sequence
+from typing import Any
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 from absl import app, flags  # noqa: E402
 
+from albert_tf.configs import PresetError, flag_presets, flagfile_path  # noqa: E402
+
 HELP_FLAGS = ("--help", "-h", "-?", "--helpshort", "-help")
 VERBOSE = "--verbose"
+PRESET = "--preset"
+PRESET_HELP = (
+    f"{PRESET}=NAME: read a packaged flagfile here (flags after it override it); "
+    "`python -m albert_tf.configs` lists them: {names}."
+)
+
+
+def only_albert_info(record: Any) -> bool:
+    """Log filter: warnings and errors from anywhere, INFO only from albert-tf's own modules."""
+    return record.levelno >= 30 or "albert_tf" in str(getattr(record, "pathname", ""))
+
+
+def expand_presets(argv: Sequence[str]) -> list[str]:
+    """``--preset=NAME`` / ``--preset NAME`` -> ``--flagfile=<packaged file>`` at the same place (before ``--``)."""
+    out: list[str] = []
+    args = list(argv)
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg == "--":
+            out.extend(args[i:])
+            break
+        if arg.startswith(PRESET + "="):
+            name = arg.split("=", 1)[1]
+        elif arg == PRESET:
+            if i + 1 >= len(args):
+                raise PresetError(f"{PRESET} needs a name: {', '.join(flag_presets())}")
+            i += 1
+            name = args[i]
+        else:
+            out.append(arg)
+            i += 1
+            continue
+        out.append(f"--flagfile={flagfile_path(name)}")
+        i += 1
+    return out
 
 
 def common_errors() -> tuple[type[BaseException], ...]:
@@ -69,8 +112,15 @@ def run(
     """
     argv = list(sys.argv if argv is None else argv)
     if wants_help(argv):
-        sys.stdout.write(help_text(doc + f"\n\n{VERBOSE}: show the traceback of an error.", flags.FLAGS))
+        presets = PRESET_HELP.format(names=", ".join(flag_presets()))
+        extra = f"\n\n{VERBOSE}: show the traceback of an error.\n{presets}"
+        sys.stdout.write(help_text(doc + extra, flags.FLAGS))
         sys.exit(0)
+    try:
+        argv = expand_presets(argv)
+    except PresetError as e:
+        print(f"error: {e}", file=sys.stderr)
+        sys.exit(2)
     verbose = VERBOSE in argv
     argv = [a for a in argv if a != VERBOSE]
     expected = (*errors, *common_errors())
@@ -81,6 +131,13 @@ def run(
         sys.exit(2)
 
     def wrapped(args: list[str]) -> None:
+        if not verbose:  # other libraries' INFO lines (checkpoint sharding timings, ...) off; albert-tf's stay
+            from absl import logging
+
+            logging.get_absl_handler().addFilter(only_albert_info)
+            import tensorflow as tf
+
+            tf.get_logger().setLevel("WARNING")  # TensorFlow's own Python logger ("INFO:tensorflow:Assets written")
         if len(args) - 1 > max_args:
             print(f"error: unexpected arguments: {' '.join(args[1 + max_args:])}", file=sys.stderr)
             sys.exit(2)

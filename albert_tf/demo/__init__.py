@@ -3,3 +3,7 @@
 Each stage lives in its own module of this package and exposes ``run(workdir, args)``;
 ``__main__`` runs them in order.
 """
+
+from albert_tf.cli.quiet import import_tensorflow_quietly
+
+import_tensorflow_quietly()

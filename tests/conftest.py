@@ -46,6 +46,20 @@ def shared_reference(*parts: str) -> pathlib.Path:
     return path
 
 
+GOLDEN = ROOT / "tests" / "data" / "official-tokenizer-golden.jsonl.gz"
+
+
+def golden_cases() -> list[dict]:
+    """The official tokenizer's outputs on 304 cases (``../shared/reference/official-tokenizer-golden.jsonl``,
+    carried gzipped in ``tests/data`` so a fresh clone has it; ``test_golden_copy_is_the_reference`` checks the
+    copy against the reference wherever ``../shared`` is present)."""
+    import gzip
+    import json
+
+    with gzip.open(GOLDEN, "rt", encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
 @pytest.fixture
 def shared_data() -> pathlib.Path:
     base = shared_data_dir()

@@ -1,4 +1,5 @@
-"""Golden parity: every case of the official tokenizer's outputs (../shared/reference/official-tokenizer-golden.jsonl).
+"""Golden parity: every case of the official tokenizer's outputs (../shared/reference/official-tokenizer-golden.jsonl,
+copied to tests/data so the model-free cases run in a fresh clone).
 
 The golden file was produced by the official ``tokenization.py`` (preprocess_text + encode_pieces + PieceToId for the
 English 30k-clean SentencePiece model, BasicTokenizer + WordPiece for the Chinese vocab). It is authoritative over
@@ -10,7 +11,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import shared_path, shared_reference
+from conftest import golden_cases, shared_path, shared_reference
 
 from albert_tf.tokenization import FullTokenizer, preprocess_text
 
@@ -18,8 +19,22 @@ MODELS = {"30k-clean": ("spm", "30k-clean.model"), "chinese-wordpiece": ("wordpi
 
 
 def _cases() -> list[dict]:
+    return golden_cases()
+
+
+def test_golden_copy_is_the_reference():
     with open(shared_reference("official-tokenizer-golden.jsonl"), encoding="utf-8") as f:
-        return [json.loads(line) for line in f if line.strip()]
+        assert [json.loads(line) for line in f if line.strip()] == golden_cases()
+
+
+@pytest.mark.parametrize("do_lower_case", [True, False])
+def test_golden_preprocess_text_every_case(do_lower_case):
+    """The official preprocess_text (whitespace, NFKD, combining marks dropped, optional lower) needs no model."""
+    cases = [c for c in _cases() if "preprocessed" in c and c["do_lower_case"] == do_lower_case]
+    assert len(cases) > 100
+    bad = [(c["text"], c["preprocessed"]) for c in cases
+           if preprocess_text(c["text"], lower=do_lower_case) != c["preprocessed"]]
+    assert not bad, f"{len(bad)} of {len(cases)} differ, first: {bad[:3]}"
 
 
 def _tokenizer(model: str, do_lower_case: bool) -> FullTokenizer:

@@ -8,12 +8,17 @@ Official fine-tuning heads (``output_weights``, ``cls/squad/*``, SQuAD v2) that 
 does not hold are carried through unchanged to an official output, and to a Hugging Face
 output where transformers has the same head (the SQuAD v2 heads have none: refused unless
 ``allow_partial``, then listed as not written).
+
+A Hugging Face output also gets the model's tokenizer (:func:`find_tokenizer`): the given
+SentencePiece ``.model`` / WordPiece vocab file, else the one found beside the input checkpoint.
+With none, the weights are still written and a warning says that no tokenizer was.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import os
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -35,10 +40,57 @@ _CARRIED_HEADS = {n for head in ("classifier", "squad_v1", "squad_v2") for n in 
 
 @dataclasses.dataclass
 class ConversionResult:
+    """What :func:`convert` did: the load report, the files written, the heads carried or dropped, warnings."""
+
     report: LoadReport
     outputs: list[str]
     carried: list[str]
     dropped: list[str] = dataclasses.field(default_factory=list)
+    warnings: list[str] = dataclasses.field(default_factory=list)
+
+
+# Tokenizer files looked for beside an input checkpoint, in this order: the official English tarballs hold
+# 30k-clean.model next to model.ckpt-best, a Hugging Face directory its spiece.model (or a WordPiece vocab.txt),
+# the Chinese tarballs a WordPiece vocab_chinese.txt.
+TOKENIZER_PATTERNS = (("spm_model_file", "*.model"), ("vocab_file", "*vocab*.txt"))
+_NO_TOKENIZER = (
+    "transformers would silently build a 5-token tokenizer from the directory and keras-hub refuses it; "
+    "pass --spm_model_file=<the model's SentencePiece .model> (or --vocab_file=<WordPiece vocab.txt>)"
+)
+
+
+def find_tokenizer(
+    input_path: str, spm_model_file: str | None = None, vocab_file: str | None = None
+) -> tuple[dict[str, str], str]:
+    """The tokenizer for a Hugging Face output: ``({"spm_model_file" or "vocab_file": path} or {}, message)``.
+
+    An explicit file wins (an empty string means "none"); else the single ``*.model`` beside the
+    checkpoint, else the single ``*vocab*.txt``. albert-tf run directories do not record the
+    tokenizer (``run.json`` holds no vocab file), so a run's checkpoint needs the explicit file.
+    ``message`` says where the tokenizer came from or, with ``{}``, why none will be written (a
+    warning). A given file that does not exist raises :class:`CheckpointError`.
+    """
+    import tensorflow as tf
+
+    if spm_model_file and vocab_file:
+        raise CheckpointError("give --spm_model_file (SentencePiece) or --vocab_file (WordPiece), not both")
+    for key, given in (("spm_model_file", spm_model_file), ("vocab_file", vocab_file)):
+        if given:
+            if not tf.io.gfile.exists(given):
+                raise CheckpointError(f"--{key} {given}: file not found")
+            return {key: given}, f"tokenizer: --{key} {given}"
+    if spm_model_file == "" or vocab_file == "":
+        return {}, f"no tokenizer written (empty --spm_model_file / --vocab_file): {_NO_TOKENIZER}"
+    path = os.fspath(input_path)
+    folder = path if tf.io.gfile.isdir(path) else (os.path.dirname(path) or ".")
+    for key, pattern in TOKENIZER_PATTERNS:
+        found = sorted(tf.io.gfile.glob(os.path.join(folder, pattern)))
+        if len(found) == 1:
+            return {key: found[0]}, f"tokenizer: {found[0]} (found beside the input checkpoint)"
+        if len(found) > 1:
+            names = ", ".join(os.path.basename(f) for f in found)
+            return {}, f"no tokenizer written: several {pattern} beside the input checkpoint ({names}); {_NO_TOKENIZER}"
+    return {}, f"no tokenizer written: none given and no *.model or *vocab*.txt in {folder}; {_NO_TOKENIZER}"
 
 
 def find_config(input_path: str, input_format: str, albert_config_file: str | None) -> Any:
@@ -120,8 +172,13 @@ def write_output(
     config: Any,
     global_step: int = 0,
     module_prefix: bool = False,
+    tokenizer: dict[str, Any] | None = None,
 ) -> list[str]:
-    """Write ``model`` (plus carried heads) as ``output_format``; returns the files/prefix written."""
+    """Write ``model`` (plus carried heads) as ``output_format``; returns the files/prefix written.
+
+    ``tokenizer`` (``spm_model_file`` or ``vocab_file``, and ``do_lower_case``) goes into a Hugging
+    Face output only.
+    """
     config = config if config is not None else model.config
     layout_config = official.effective_config(model, config)  # sharing='none' is stored as G = L
     if output_format == "official":
@@ -134,7 +191,7 @@ def write_output(
     if output_format == "huggingface":
         arrays = model_official_arrays(model)
         arrays.update({n: v for n, v in carried.items() if huggingface.official_to_huggingface_name(n)})
-        return huggingface.save_huggingface_arrays(arrays, layout_config, path)
+        return huggingface.save_huggingface_arrays(arrays, layout_config, path, **(tokenizer or {}))
     if output_format == "albert_tf":
         written = native.save_native(model, path)
         folder = os.path.dirname(os.path.abspath(written))
@@ -154,18 +211,33 @@ def convert(
     allow_partial: bool = False,
     global_step: int = 0,
     module_prefix: bool = False,
-    log=print,
+    spm_model_file: str | None = None,
+    vocab_file: str | None = None,
+    do_lower_case: bool = True,
+    log: Callable[[str], Any] = print,
+    warn: Callable[[str], Any] | None = None,
 ) -> ConversionResult:
-    """Convert one checkpoint; prints the load report through ``log``.
+    """Convert one checkpoint; prints the load report through ``log`` and warnings through ``warn`` (default ``log``).
 
     Refuses (``CheckpointError`` with a one-line message) missing inputs, non-ALBERT
     checkpoints, config mismatches and, unless ``allow_partial``, loads that left model
-    variables missing or mis-shaped (the report is printed before refusing).
+    variables missing or mis-shaped (the report is printed before refusing). A Hugging Face
+    output gets the tokenizer of :func:`find_tokenizer` (``do_lower_case`` as the model was
+    trained: True for the released English models), or a warning that it has none.
     """
+    warn = warn or log
     for flag, value in (("--input_format", input_format), ("--output_format", output_format)):
         if value not in FORMATS:
             raise CheckpointError(f"{flag} {value!r} is not one of {', '.join(FORMATS)}")
+    if output_format != "huggingface" and (spm_model_file or vocab_file):
+        raise CheckpointError("--spm_model_file / --vocab_file go into a Hugging Face output only (--output_format)")
+    if output_format == "huggingface":
+        huggingface.require_safetensors(output_path)
     _check_input_exists(input_path, input_format)
+    tokenizer: dict[str, Any] = {}
+    tokenizer_message = ""
+    if output_format == "huggingface":
+        tokenizer, tokenizer_message = find_tokenizer(input_path, spm_model_file, vocab_file)
     config = find_config(input_path, input_format, albert_config_file)
     model, report, carried = read_input(input_path, input_format, config)
     log(report.summary())
@@ -186,11 +258,30 @@ def convert(
             f"{report.source}: {len(dropped)} task-head variable(s) have no Hugging Face equivalent "
             f"(first {dropped[0]}); pass --allow_partial to write the rest"
         )
-    outputs = write_output(model, carried, output_path, output_format, config, global_step, module_prefix)
+    if tokenizer:
+        tokenizer["do_lower_case"] = do_lower_case
+    outputs = write_output(
+        model, carried, output_path, output_format, config, global_step, module_prefix, tokenizer=tokenizer
+    )
     if dropped:
         log(f"  not written (no Hugging Face equivalent): {', '.join(dropped)}")
+    warnings = []
+    if tokenizer_message and tokenizer:
+        log(tokenizer_message)
+    elif tokenizer_message:
+        warnings.append(f"warning: {tokenizer_message}")
     log(f"wrote {output_format}: {', '.join(outputs)}")
-    return ConversionResult(report=report, outputs=outputs, carried=sorted(carried), dropped=dropped)
+    for line in warnings:
+        warn(line)
+    return ConversionResult(report=report, outputs=outputs, carried=sorted(carried), dropped=dropped, warnings=warnings)
 
 
-__all__ = ["FORMATS", "ConversionResult", "NotAlbertCheckpointError", "convert", "find_config", "read_input"]
+__all__ = [
+    "FORMATS",
+    "ConversionResult",
+    "NotAlbertCheckpointError",
+    "convert",
+    "find_config",
+    "find_tokenizer",
+    "read_input",
+]

@@ -9,10 +9,17 @@ share one path into the model.
 
 Export writes ``model.safetensors`` + ``config.json`` that
 ``transformers.AlbertForPreTraining.from_pretrained(dir)`` (or ``AlbertModel``) loads with
-no missing or unexpected keys. The tied MLM decoder (``predictions.decoder.weight`` = word
-embeddings, ``predictions.decoder.bias`` = ``predictions.bias``) is not written, as HF does.
+no missing or unexpected keys, and keras-hub's ``AlbertBackbone.from_preset(dir)`` too (every
+backbone name carries the ``albert.`` prefix, which keras-hub requires and transformers strips).
+The tied MLM decoder (``predictions.decoder.weight`` = word embeddings,
+``predictions.decoder.bias`` = ``predictions.bias``) is not written, as HF does.
 ``hidden_act``: the official ``gelu`` is the tanh approximation, which HF calls ``gelu_new``;
 HF's ``gelu`` is the exact erf form, our opt-in ``gelu_exact``.
+
+Given the model's tokenizer (a SentencePiece ``.model`` or a WordPiece ``vocab.txt``), export
+also writes the tokenizer files (``spiece.model`` + ``tokenizer.json`` or ``vocab.txt``, with
+``tokenizer_config.json`` and ``special_tokens_map.json``). Without them transformers silently
+builds a 5-token tokenizer from the directory and keras-hub refuses it.
 """
 
 from __future__ import annotations
@@ -26,9 +33,15 @@ from typing import Any
 import numpy as np
 
 from albert_tf.checkpoints.huggingface_config import (
+    SPM_SPECIAL_TOKENS,
+    WORDPIECE_SPECIAL_TOKENS,
     albert_config_from_huggingface,
     check_configs_agree,
+    check_sentencepiece_proto,
     huggingface_config_from_albert,
+    sentencepiece_tokenizer_config,
+    sentencepiece_tokenizer_json,
+    wordpiece_tokenizer_config,
 )
 from albert_tf.checkpoints.report import (
     CheckpointError,
@@ -303,8 +316,23 @@ def read_huggingface_dir(path: str) -> tuple[dict[str, np.ndarray], dict[str, An
     raise CheckpointError(f"{path}: no model.safetensors or pytorch_model.bin in the Hugging Face model directory")
 
 
+def require_safetensors(path: str) -> None:
+    """Raise a one-line :class:`CheckpointError` naming the fix when ``safetensors`` is not installed.
+
+    Hugging Face weights are ``model.safetensors``; without the package every HF read or write
+    would otherwise end in an ``ImportError`` traceback, possibly after a long conversion.
+    """
+    try:
+        import safetensors.numpy  # noqa: F401 - only checking that it imports
+    except ImportError:
+        raise CheckpointError(
+            f"{path}: Hugging Face weights (model.safetensors) need the safetensors package: pip install safetensors"
+        ) from None
+
+
 def _load_safetensors(file: str) -> dict[str, Any]:
     """numpy arrays; bfloat16/float16 files (numpy has no bfloat16) go through torch and become float32."""
+    require_safetensors(file)
     from safetensors import safe_open
 
     with safe_open(file, framework="numpy") as f:
@@ -332,23 +360,63 @@ def model_to_huggingface_state_dict(model: Any, config: Any | None = None) -> di
     return official_to_huggingface_arrays(model_official_arrays(model), effective_config(model, config))
 
 
-def save_huggingface(model: Any, output_dir: str, config: Any | None = None) -> list[str]:
-    """Write ``model.safetensors`` + ``config.json`` loadable by transformers; returns the files."""
+def save_huggingface(
+    model: Any,
+    output_dir: str,
+    config: Any | None = None,
+    *,
+    spm_model_file: str | None = None,
+    vocab_file: str | None = None,
+    do_lower_case: bool = True,
+) -> list[str]:
+    """Write ``model.safetensors`` + ``config.json`` loadable by transformers, and the tokenizer when given.
+
+    Returns the files written. See :func:`save_huggingface_arrays` for the tokenizer arguments.
+    """
     from albert_tf.checkpoints.official import effective_config
 
-    return save_huggingface_arrays(model_official_arrays(model), effective_config(model, config), output_dir)
+    return save_huggingface_arrays(
+        model_official_arrays(model),
+        effective_config(model, config),
+        output_dir,
+        spm_model_file=spm_model_file,
+        vocab_file=vocab_file,
+        do_lower_case=do_lower_case,
+    )
 
 
-def save_huggingface_arrays(arrays: Mapping[str, np.ndarray], config: Any, output_dir: str) -> list[str]:
-    """Official-name arrays -> ``model.safetensors`` + ``config.json`` in ``output_dir``.
+def save_huggingface_arrays(
+    arrays: Mapping[str, np.ndarray],
+    config: Any,
+    output_dir: str,
+    *,
+    spm_model_file: str | None = None,
+    vocab_file: str | None = None,
+    do_lower_case: bool = True,
+) -> list[str]:
+    """Official-name arrays -> ``model.safetensors`` + ``config.json`` (+ tokenizer files) in ``output_dir``.
 
     The architecture follows the heads present: ``AlbertForPreTraining`` (MLM + SOP),
     ``AlbertForQuestionAnswering`` (SQuAD v1 head), ``AlbertForSequenceClassification``
-    (``output_weights``), else ``AlbertModel`` (names then carry no ``albert.`` prefix, as HF
-    saves them).
+    (``output_weights``), else ``AlbertModel``. Backbone names always carry the ``albert.``
+    prefix (transformers' ``AlbertModel`` loads them; keras-hub needs them).
+
+    ``spm_model_file`` (SentencePiece) or ``vocab_file`` (WordPiece) adds the tokenizer files of
+    :func:`huggingface_tokenizer_files`; they are checked against ``config.vocab_size`` before
+    anything is written, so a wrong tokenizer leaves ``output_dir`` untouched.
     """
+    require_safetensors(output_dir)
     from safetensors.numpy import save_file
 
+    tokenizer: dict[str, bytes] = {}
+    if spm_model_file or vocab_file:
+        tokenizer = huggingface_tokenizer_files(
+            spm_model_file=spm_model_file,
+            vocab_file=vocab_file,
+            do_lower_case=do_lower_case,
+            vocab_size=config.vocab_size,
+            model_max_length=config.max_position_embeddings,
+        )
     state = official_to_huggingface_arrays(arrays, config)
     heads = {n for n in state if not n.startswith(HF_PREFIX)}
     pretraining = heads & {"predictions.bias", "sop_classifier.classifier.weight"}
@@ -366,7 +434,6 @@ def save_huggingface_arrays(arrays: Mapping[str, np.ndarray], config: Any, outpu
         architecture = "AlbertForSequenceClassification"
     else:
         architecture = "AlbertModel"
-        state = {n[len(HF_PREFIX) :]: v for n, v in state.items()}
     hf_config = huggingface_config_from_albert(config, architecture)
     if architecture in ("AlbertForQuestionAnswering", "AlbertForSequenceClassification"):
         rows = int(state.get("classifier.weight", state.get("qa_outputs.weight")).shape[0])
@@ -379,4 +446,133 @@ def save_huggingface_arrays(arrays: Mapping[str, np.ndarray], config: Any, outpu
     with open(config_path, "w", encoding="utf-8") as f:
         json.dump(hf_config, f, indent=2, sort_keys=True)
         f.write("\n")
-    return [weights, config_path]
+    return [weights, config_path, *_write_files(output_dir, tokenizer)]
+
+
+# ---------------------------------------------------------------------------- tokenizer out
+
+SPM_FILE = "spiece.model"  # the names transformers' AlbertTokenizer / BertTokenizer look for
+WORDPIECE_FILE = "vocab.txt"
+
+
+def _read_bytes(path: str, what: str) -> bytes:
+    """The bytes of ``path`` through ``tf.io.gfile`` (local or remote); one-line error when it is missing."""
+    import tensorflow as tf
+
+    if not tf.io.gfile.exists(path) or tf.io.gfile.isdir(path):
+        raise CheckpointError(f"{path}: {what} not found")
+    with tf.io.gfile.GFile(path, "rb") as f:
+        return f.read()
+
+
+def _json_bytes(payload: Mapping[str, Any]) -> bytes:
+    return (json.dumps(payload, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def _parse_sentencepiece(data: bytes, source: str) -> Any:
+    """A ``sentencepiece_model_pb2.ModelProto`` from the bytes of a ``.model`` file; one-line error otherwise."""
+    from google.protobuf.message import DecodeError
+    from sentencepiece import sentencepiece_model_pb2
+
+    proto = sentencepiece_model_pb2.ModelProto()
+    try:
+        proto.ParseFromString(data)
+    except DecodeError:
+        proto.Clear()
+    if not proto.pieces:
+        raise CheckpointError(f"{source}: not a SentencePiece model file")
+    return proto
+
+
+def huggingface_tokenizer_files(
+    *,
+    spm_model_file: str | None = None,
+    vocab_file: str | None = None,
+    do_lower_case: bool = True,
+    vocab_size: int | None = None,
+    model_max_length: int | None = None,
+) -> dict[str, bytes]:
+    """The tokenizer files of an HF model directory, by file name, checked but not written.
+
+    SentencePiece (``spm_model_file``): ``spiece.model`` (a byte copy), ``tokenizer.json``,
+    ``tokenizer_config.json`` (``AlbertTokenizer``) and ``special_tokens_map.json``. WordPiece
+    (``vocab_file``): ``vocab.txt`` (a byte copy), ``tokenizer_config.json`` (``BertTokenizer``)
+    and ``special_tokens_map.json``. Raises :class:`CheckpointError` when both or neither file is
+    given, the file is missing or not a tokenizer, it lacks ALBERT's special tokens, or its size
+    differs from ``vocab_size`` (the tokenizer of another model: every id would be wrong).
+    """
+    if bool(spm_model_file) == bool(vocab_file):
+        raise CheckpointError("give exactly one of spm_model_file (SentencePiece) and vocab_file (WordPiece)")
+    if spm_model_file:
+        data = _read_bytes(spm_model_file, "SentencePiece model")
+        proto = _parse_sentencepiece(data, spm_model_file)
+        problems = check_sentencepiece_proto(proto, spm_model_file)
+        size, source, specials = len(proto.pieces), spm_model_file, SPM_SPECIAL_TOKENS
+    else:
+        data = _read_bytes(vocab_file, "WordPiece vocab file")
+        try:
+            lines = data.decode("utf-8").split("\n")  # the official load_vocab: one token per readline()
+        except UnicodeDecodeError as e:
+            raise CheckpointError(f"{vocab_file}: not a UTF-8 WordPiece vocab file ({e.reason})") from None
+        entries = [line.strip() for line in (lines[:-1] if lines[-1] == "" else lines)]
+        missing = [t for t in dict.fromkeys(WORDPIECE_SPECIAL_TOKENS.values()) if t not in set(entries)]
+        problems = [f"{vocab_file}: no WordPiece special token(s) {', '.join(missing)}"] if missing else []
+        size, source, specials = len(entries), vocab_file, WORDPIECE_SPECIAL_TOKENS
+    if vocab_size is not None and size != vocab_size:
+        problems.append(
+            f"{source}: {size} tokens but the model's vocab_size is {vocab_size} (the tokenizer of another model?)"
+        )
+    if problems:
+        raise CheckpointError("; ".join(problems))
+    special_map = _json_bytes(specials)
+    if spm_model_file:
+        add_prefix = bool(proto.normalizer_spec.add_dummy_prefix)
+        return {
+            SPM_FILE: data,
+            "tokenizer.json": _json_bytes(sentencepiece_tokenizer_json(proto, do_lower_case)),
+            "tokenizer_config.json": _json_bytes(
+                sentencepiece_tokenizer_config(do_lower_case, model_max_length, add_prefix)
+            ),
+            "special_tokens_map.json": special_map,
+        }
+    return {
+        WORDPIECE_FILE: data,
+        "tokenizer_config.json": _json_bytes(wordpiece_tokenizer_config(do_lower_case, model_max_length)),
+        "special_tokens_map.json": special_map,
+    }
+
+
+def _write_files(output_dir: str, files: Mapping[str, bytes]) -> list[str]:
+    """Write ``{name: bytes}`` into ``output_dir`` through ``tf.io.gfile``; returns the paths."""
+    if not files:
+        return []
+    import tensorflow as tf
+
+    tf.io.gfile.makedirs(output_dir)
+    written = []
+    for name, data in files.items():
+        path = os.path.join(output_dir, name)
+        with tf.io.gfile.GFile(path, "wb") as f:
+            f.write(data)
+        written.append(path)
+    return written
+
+
+def save_huggingface_tokenizer(
+    output_dir: str,
+    *,
+    spm_model_file: str | None = None,
+    vocab_file: str | None = None,
+    do_lower_case: bool = True,
+    vocab_size: int | None = None,
+    model_max_length: int | None = None,
+) -> list[str]:
+    """Write only the tokenizer files of :func:`huggingface_tokenizer_files` into ``output_dir``; returns them."""
+    files = huggingface_tokenizer_files(
+        spm_model_file=spm_model_file,
+        vocab_file=vocab_file,
+        do_lower_case=do_lower_case,
+        vocab_size=vocab_size,
+        model_max_length=model_max_length,
+    )
+    return _write_files(output_dir, files)

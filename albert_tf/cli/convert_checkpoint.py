@@ -4,7 +4,8 @@ Converts between official TF1 ALBERT checkpoints, albert-tf (``.keras`` or TF2 c
 and Hugging Face model directories, printing the load report (loaded / missing / unused /
 shape mismatches / ignored). Exits 1 with a one-line reason for a missing input, a non-ALBERT
 checkpoint, a config that disagrees with the checkpoint or (without ``--allow_partial``) a
-partial load.
+partial load. A Hugging Face output also gets the tokenizer (``--spm_model_file``, else the
+``*.model`` beside ``--input``); when there is none, a warning on stderr says so.
 """
 
 from __future__ import annotations
@@ -53,6 +54,29 @@ def define_flags(fv: flags.FlagValues = FLAGS) -> None:
         False,
         "Write the output even when some model variables were missing from the input or had another shape "
         "(they keep their random initial values).",
+        flag_values=fv,
+    )
+    flags.DEFINE_string(
+        "spm_model_file",
+        None,
+        "Hugging Face output only: the model's SentencePiece model (e.g. 30k-clean.model), written as spiece.model "
+        "with tokenizer.json, tokenizer_config.json and special_tokens_map.json so that transformers' AutoTokenizer "
+        "and keras-hub's AlbertTokenizer.from_preset load it. Default: the one *.model file beside --input (else the "
+        "one *vocab*.txt, as --vocab_file); '' writes no tokenizer.",
+        flag_values=fv,
+    )
+    flags.DEFINE_string(
+        "vocab_file",
+        None,
+        "Hugging Face output only: a WordPiece vocab.txt (Chinese ALBERT models) instead of --spm_model_file; written "
+        "as vocab.txt with a BertTokenizer tokenizer_config.json.",
+        flag_values=fv,
+    )
+    flags.DEFINE_bool(
+        "do_lower_case",
+        True,
+        "Hugging Face output with a tokenizer: whether the model lower-cases its input (True for the released "
+        "English and Chinese ALBERT models).",
         flag_values=fv,
     )
     flags.DEFINE_integer("global_step", 0, "global_step stored in an official TF1 output.", flag_values=fv)
@@ -112,6 +136,10 @@ def _run(argv: list[str], fv: flags.FlagValues) -> int:
             allow_partial=fv.allow_partial,
             global_step=fv.global_step,
             module_prefix=fv.module_prefix,
+            spm_model_file=fv.spm_model_file,
+            vocab_file=fv.vocab_file,
+            do_lower_case=fv.do_lower_case,
+            warn=lambda line: print(line, file=sys.stderr),
         )
     except (CheckpointError, ConfigError) as e:
         print(f"error: {e}", file=sys.stderr)

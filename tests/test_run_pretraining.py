@@ -174,5 +174,6 @@ print(F.get_help())
         "learning_rate", "poly_power", "num_train_steps", "num_warmup_steps", "start_warmup_step",
         "save_checkpoints_steps", "keep_checkpoint_max", "iterations_per_loop", "steps_per_loop", "max_eval_steps",
         "use_tpu", "tpu_name", "strategy", "gradient_accumulation_steps", "mixed_precision", "jit_compile",
+        "masked_lm_budget",
     ):
         assert f"--{flag}:" in help_text or f"--[no]{flag}:" in help_text, flag

@@ -38,6 +38,21 @@ def define_flags(fv: flags.FlagValues = FLAGS) -> None:
     flags.DEFINE_integer("max_seq_length", 512, "Sequence length of the records.", flag_values=fv)
     flags.DEFINE_integer("max_predictions_per_seq", 20, "Masked positions per record.", flag_values=fv)
     flags.DEFINE_integer("shuffle_buffer_size", 100, "Record shuffle buffer (official 100).", flag_values=fv)
+    flags.DEFINE_integer(
+        "masked_lm_budget", 0,
+        "0: train on the masks written in the records. N > 0: online (dynamic) masking: every time a record is "
+        "read its masks are drawn again in the tf.data graph (other masks every epoch), whole-word n-grams as "
+        "create_pretraining_data draws them, min(N, --max_predictions_per_seq, max(1, round(masked_lm_prob * "
+        "real tokens))) tokens per sequence, seeded by --seed (exact resume keeps the masks). Needs the records' "
+        "token_boundary feature. Officially this flag is broken: the input function reads token_boundary "
+        "instead of the masked_lm_* features but model_fn still needs masked_lm_positions, and the online-masking "
+        "code was never released.", flag_values=fv,
+    )
+    flags.DEFINE_float(
+        "masked_lm_prob", None,
+        "With --masked_lm_budget > 0: the share of tokens to mask. Default: the value the records' "
+        "create_pretraining_data sidecar records, else 0.15.", flag_values=fv,
+    )
     flags.DEFINE_enum("sharing", "all", ["all", "attention", "ffn", "none"], "Cross-layer sharing (paper Table 4).",
                       flag_values=fv)
     shared.define_all_training_flags(fv, do_train=True, **TRAINER_DEFAULTS)

@@ -1,5 +1,8 @@
 """The pretraining job: AlbertPretrainer + MLM/SOP losses (spec 3.3) on official-format TFRecords.
 
+``masked_lm_budget`` > 0 re-masks the records online, every time one is read
+(``albert_tf.data.pretraining.online_masking``: what the official flag was meant to do; officially it is broken).
+
 Evaluation sums the official ``metric_fn`` values per example (``masked_lm_accuracy`` weighted by
 ``masked_lm_weights``, ``sentence_order_accuracy``, and both losses) over the held-out records; the
 best checkpoint is kept by ``masked_lm_accuracy``, as the official ``model.ckpt-best``.
@@ -8,6 +11,8 @@ best checkpoint is kept by ``masked_lm_accuracy``, as the official ``model.ckpt-
 from __future__ import annotations
 
 import dataclasses
+import math
+import secrets
 import sys
 from typing import Any
 
@@ -15,7 +20,13 @@ import keras
 import numpy as np
 
 from albert_tf.config import AlbertConfig
-from albert_tf.data.pretraining.dataset import expand_globs, pretraining_dataset, validate_pretraining_files
+from albert_tf.data.pretraining.dataset import (
+    expand_globs,
+    online_masking_config,
+    pretraining_dataset,
+    validate_pretraining_files,
+)
+from albert_tf.data.pretraining.online_masking import OnlineMaskingConfig
 from albert_tf.data.pretraining.schema import MODEL_INPUTS
 from albert_tf.modeling import AlbertPretrainer
 from albert_tf.modeling.losses import per_example_pretraining_metrics, pretraining_losses
@@ -49,6 +60,8 @@ class PretrainingOptions:
     max_predictions_per_seq: int = 20
     shuffle_buffer_size: int = 100
     sharing: str = "all"
+    masked_lm_budget: int = 0  # 0: the records' masks; N > 0: online masking, at most N masked tokens per sequence
+    masked_lm_prob: float | None = None  # online masking only; None: the records' sidecar value, else 0.15
 
 
 def make_config(**options: Any) -> ExperimentConfig:
@@ -84,6 +97,7 @@ class PretrainingTask(Task):
         seed: int | None = 12345,
         shuffle_buffer_size: int = 100,
         sharing: str = "all",
+        online_masking: OnlineMaskingConfig | None = None,
     ) -> None:
         self.config = config
         self.train_files = train_files
@@ -93,6 +107,7 @@ class PretrainingTask(Task):
         self.seed = seed
         self.shuffle_buffer_size = shuffle_buffer_size
         self.sharing = sharing
+        self.online_masking = online_masking
 
     @classmethod
     def from_options(cls, options: PretrainingOptions, run: Any, seed: int | None = 12345) -> PretrainingTask:
@@ -104,6 +119,16 @@ class PretrainingTask(Task):
                 raise TaskError(f"--{name} must be >= 1, got {getattr(options, name)}")
         if options.max_predictions_per_seq > options.max_seq_length:
             raise TaskError("--max_predictions_per_seq cannot exceed --max_seq_length")
+        if options.masked_lm_budget < 0:
+            raise TaskError(
+                f"--masked_lm_budget={options.masked_lm_budget} is out of range: it must be >= 0 "
+                "(0 = the records' masks, N > 0 = online masking of at most N tokens per sequence)"
+            )
+        prob = options.masked_lm_prob
+        if prob is not None and not (math.isfinite(prob) and 0 < prob <= 1):
+            raise TaskError(f"--masked_lm_prob={prob} is out of range: it must be in (0, 1]")
+        if prob is not None and options.masked_lm_budget == 0:
+            raise TaskError("--masked_lm_prob is read only with --masked_lm_budget > 0 (else the records' masks count)")
         config = AlbertConfig.load(options.albert_config_file)
         config.check_max_seq_length(options.max_seq_length)
         train_files = eval_files = None
@@ -116,11 +141,28 @@ class PretrainingTask(Task):
             if not (options.eval_input_file or options.input_file):
                 raise TaskError("--do_eval needs --eval_input_file (or --input_file)")
             eval_files = expand_globs(options.eval_input_file or options.input_file, flag, log=_say)
+        online = options.masked_lm_budget > 0
         for files in (train_files, eval_files):
             if files:
                 validate_pretraining_files(
-                    files, options.max_seq_length, options.max_predictions_per_seq, config.vocab_size
+                    files, options.max_seq_length, options.max_predictions_per_seq, config.vocab_size,
+                    token_boundary=online,
                 )
+        masking = None
+        if online and (train_files or eval_files):
+            masking = online_masking_config(
+                train_files or eval_files,
+                options.masked_lm_budget,
+                config.vocab_size,
+                options.max_predictions_per_seq,
+                seed=seed if seed is not None else secrets.randbits(31),
+                masked_lm_prob=options.masked_lm_prob,
+            )
+            _say(
+                f"online masking: at most {masking.budget} masked tokens per sequence, masked_lm_prob "
+                f"{masking.masked_lm_prob}, n-grams <= {masking.ngram}, [MASK] id {masking.mask_id}, "
+                f"seed {masking.seed}"
+            )
         return cls(
             config,
             train_files,
@@ -130,6 +172,7 @@ class PretrainingTask(Task):
             seed=seed,
             shuffle_buffer_size=options.shuffle_buffer_size,
             sharing=options.sharing,
+            online_masking=masking,
         )
 
     @property
@@ -152,6 +195,7 @@ class PretrainingTask(Task):
             seed=self.seed if split == TRAIN else None,
             vocab_size=self.config.vocab_size,
             shuffle_buffer_size=self.shuffle_buffer_size,
+            online_masking=self.online_masking,
         )
 
     @staticmethod

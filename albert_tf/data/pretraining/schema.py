@@ -13,7 +13,8 @@ name                        dtype    length                                     
 ``next_sentence_labels``    int64    1                                           sentence-order label
 ==========================  =======  ==========================================  ==================================
 
-``token_boundary`` is written (as the official script does) but not read by training.
+``token_boundary`` is written (as the official script does); training reads it only with ``--masked_lm_budget``
+(online masking).
 """
 
 from __future__ import annotations

@@ -19,10 +19,15 @@ _RUN_CHECKPOINT = re.compile(r"ckpt-(\d+)\.index")
 
 
 def resolve_checkpoint_path(path: str) -> str:
-    """A checkpoint prefix from a prefix, a directory (latest checkpoint) or an ``.index`` file."""
+    """A checkpoint prefix from a prefix, a directory (latest checkpoint; a TF-Hub module's weights) or an
+    ``.index`` file."""
     import tensorflow as tf
 
+    from albert_tf.checkpoints.hub_module import VARIABLES_PREFIX, is_hub_module
+
     path = os.fspath(path)
+    if is_hub_module(path):
+        return os.path.join(path, VARIABLES_PREFIX)
     if path.endswith(".index"):
         path = path[: -len(".index")]
     elif _DATA_SUFFIX.search(path):

@@ -150,6 +150,46 @@ def define_run_flags(fv: flags.FlagValues = FLAGS, *, do_train: bool = False) ->
                       "--init_checkpoint (spec 3.5).", flag_values=fv)
 
 
+def define_hub_module_flag(fv: flags.FlagValues = FLAGS) -> None:
+    """The official fine-tuning flag ``--albert_hub_module_handle`` (spec 4.4)."""
+    if "albert_hub_module_handle" in fv:
+        return
+    flags.DEFINE_string(
+        "albert_hub_module_handle",
+        None,
+        "Official flag: a TF-Hub ALBERT module directory (downloaded tfhub.dev/google/albert_* unpacked, local or "
+        "gs://). Its variables/variables initialise the model like --init_checkpoint, and its assets supply "
+        "--albert_config_file and --spm_model_file when those are not given. URLs are not fetched.",
+        flag_values=fv,
+    )
+
+
+def apply_hub_module(values: dict[str, Any]) -> dict[str, Any]:
+    """Fold ``albert_hub_module_handle`` into ``init_checkpoint``, ``albert_config_file`` and ``spm_model_file``
+    (explicit flags win); returns ``values`` without the handle."""
+    from albert_tf.checkpoints.hub_module import resolve_hub_module
+    from albert_tf.training.run_config import RunError
+
+    handle = values.pop("albert_hub_module_handle", None)
+    if not handle:
+        return values
+    if values.get("init_checkpoint"):
+        raise RunError("give --init_checkpoint or --albert_hub_module_handle, not both")
+    module = resolve_hub_module(handle)
+    values["init_checkpoint"] = module.directory
+    if not values.get("albert_config_file"):
+        if module.albert_config_file is None:
+            raise RunError(f"--albert_hub_module_handle {handle}: the module has no assets/albert_config.json; "
+                           "pass --albert_config_file")
+        values["albert_config_file"] = module.albert_config_file
+    if values.get("spm_model_file") is None and not values.get("vocab_file"):
+        if module.spm_model_file is not None:
+            values["spm_model_file"] = module.spm_model_file
+        elif module.vocab_file is not None:
+            values["vocab_file"] = module.vocab_file
+    return values
+
+
 def define_all_training_flags(fv: flags.FlagValues = FLAGS, **defaults: Any) -> None:
     """Strategy, loop, optimizer and run flags (defaults forwarded by name)."""
     loop = ("steps_per_loop", "save_checkpoints_steps", "keep_checkpoint_max", "train_batch_size", "eval_batch_size",

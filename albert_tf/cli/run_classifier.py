@@ -1,9 +1,11 @@
 """run_classifier: fine-tune ALBERT on a GLUE task: train, evaluate every checkpoint, predict the test set, export.
 
 The official run_classifier.py flags (same names and defaults, spec 4.1) plus the shared trainer's
-strategy/precision flags. Per-task presets from the official run_glue.sh: --flagfile=configs/glue/<task>.flags.
+strategy/precision flags. Per-task presets from the official run_glue.sh: --preset=glue/<task>
+(`python -m albert_tf.configs` lists them). A TF-Hub module: --albert_hub_module_handle=DIR instead of
+--init_checkpoint, --albert_config_file and --spm_model_file.
 
-  run_classifier --flagfile=configs/glue/mrpc.flags --data_dir=glue --output_dir=out/mrpc \\
+  run_classifier --preset=glue/mrpc --data_dir=glue --output_dir=out/mrpc \\
       --albert_config_file=albert_base_v2 --spm_model_file=30k-clean.model \\
       --init_checkpoint=albert_base/model.ckpt-best --do_train --do_eval --do_predict --export_dir=out/mrpc/export
 """
@@ -56,6 +58,7 @@ def define_flags(fv: flags.FlagValues = FLAGS) -> None:
                         "mode).", flag_values=fv)
     flags.DEFINE_enum("sharing", "all", ["all", "attention", "ffn", "none"], "Cross-layer sharing (paper Table 4).",
                       flag_values=fv)
+    shared.define_hub_module_flag(fv)
     shared.define_all_training_flags(
         fv, optimizer="adamw", learning_rate=5e-5, num_train_steps=1000, num_warmup_steps=0, steps_per_loop=1000,
         save_checkpoints_steps=1000, keep_checkpoint_max=0, train_batch_size=32, eval_batch_size=8, max_eval_steps=0,
@@ -70,7 +73,7 @@ def config_from_flags(fv: flags.FlagValues = FLAGS):
 
     from albert_tf.tasks import glue
 
-    values = shared.option_values(fv)
+    values = shared.apply_hub_module(shared.option_values(fv))
     threshold = values.get("threshold_to_export")
     values["threshold_to_export"] = None if threshold is None or math.isnan(threshold) else threshold
     values["spm_model_file"] = values.get("spm_model_file") or None

@@ -1,5 +1,19 @@
-"""SavedModel export: a raw-text ``serving_default``, token-id and tf.Example signatures (see ``serving``)."""
+"""SavedModel export.
 
+* ``serving``: a fine-tuned classifier answering raw text (``serving_default``), token-id and tf.Example
+  signatures.
+* ``encoder``: the pretrained encoder as a reusable TF-Hub-style SavedModel (``input_word_ids`` / ``input_mask`` /
+  ``input_type_ids`` -> ``pooled_output`` / ``sequence_output``) and its raw-text preprocessor SavedModel.
+"""
+
+from albert_tf.export.encoder import (
+    ENCODER_INPUTS,
+    ENCODER_OUTPUTS,
+    PAIR_SIGNATURE,
+    export_encoder,
+    export_encoder_and_preprocessor,
+    export_preprocessor,
+)
 from albert_tf.export.serving import (
     EXAMPLES_SIGNATURE,
     IDS_SIGNATURE,
@@ -10,10 +24,16 @@ from albert_tf.export.serving import (
 )
 
 __all__ = [
+    "ENCODER_INPUTS",
+    "ENCODER_OUTPUTS",
     "EXAMPLES_SIGNATURE",
     "IDS_SIGNATURE",
+    "PAIR_SIGNATURE",
     "TEXT_SIGNATURE",
     "export_classifier",
+    "export_encoder",
+    "export_encoder_and_preprocessor",
+    "export_preprocessor",
     "load_export_info",
     "run_tf1_session",
 ]

@@ -39,6 +39,20 @@ def _cli(*args, cwd=None):
     )
 
 
+def _events(logdir) -> dict[str, dict[int, float]]:
+    """Every scalar in the TensorBoard event files under ``logdir``, read with TensorFlow's own iterator."""
+    import tensorflow as tf
+
+    out: dict[str, dict[int, float]] = {}
+    files = sorted(str(p) for p in logdir.glob("events.out.tfevents.*"))
+    assert files, f"no event file in {logdir}"
+    for path in files:
+        for event in tf.compat.v1.train.summary_iterator(path):
+            for value in event.summary.value:
+                out.setdefault(value.tag, {})[int(event.step)] = float(tf.make_ndarray(value.tensor))
+    return out
+
+
 def _glue_test_index(path):
     with open(path, encoding="utf-8-sig") as f:
         rows = [line.split("\t") for line in f.read().split("\n") if line]
@@ -90,6 +104,13 @@ def test_mrpc_end_to_end_cli(tmp_path, tiny_config):
     assert (int(last), int(best_step), float(best_value)) == (20, results["best"]["global_step"], max(accs))
     text = (out / "eval_results.txt").read_text()
     assert "accuracy = " in text and "eval_loss = " in text
+    # TensorBoard: eval scalars for every evaluated checkpoint, beside the training scalars, equal to the JSON.
+    events = _events(out / "eval")
+    for h in results["checkpoints"]:
+        for metric in ("accuracy", "f1", "eval_loss"):
+            assert events[metric][h["global_step"]] == pytest.approx(h[metric], rel=1e-6), metric
+    assert sorted(events["accuracy"]) == steps
+    assert {10, 20} <= set(_events(out / "train")["loss"])
     # Submission: every test row, index column of test.tsv, label strings.
     header, rows = _read_submission(out / "MRPC.tsv")
     assert header == ["index", "prediction"]

@@ -47,8 +47,14 @@ def test_bad_input_fails_before_training(tmp_path):
     with pytest.raises(FileNotFoundError, match="no-such-dir"):
         train_vocab([tmp_path / "no-such-dir"], str(tmp_path / "m"), vocab_size=100)
     (tmp_path / "t.txt").write_text("a b\n", encoding="utf-8")
-    with pytest.raises(FileNotFoundError, match="does not exist"):
-        train_vocab([tmp_path / "t.txt"], str(tmp_path / "missing" / "m"), vocab_size=100)
+    with pytest.raises(FileNotFoundError, match="is a file, not a folder"):
+        train_vocab([tmp_path / "t.txt"], str(tmp_path / "t.txt" / "m"), vocab_size=100)
+
+
+def test_model_prefix_folder_is_created(tmp_path):
+    (tmp_path / "t.txt").write_text("\n".join(f"word{i} and more words here" for i in range(200)), encoding="utf-8")
+    train_vocab([tmp_path / "t.txt"], str(tmp_path / "new" / "deeper" / "m"), vocab_size=40)
+    assert (tmp_path / "new" / "deeper" / "m.model").exists()
 
 
 def test_latin1_file_and_preprocess_switch(tmp_path):

@@ -12,6 +12,7 @@ Input encodings are tried in order per file (e.g. ``("utf-8", "iso-8859-1")``); 
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Iterable, Sequence
 
 __all__ = ["decode_file", "paragraphs", "prepare_files", "split_sentences"]
@@ -97,3 +98,9 @@ def prepare_files(input_files: Sequence[str], output_file: str, encodings: Seque
             counts["documents"] += 1
             counts["sentences"] += len(sentences)
     return counts
+
+
+if __name__ == "__main__":  # a library module: say where the command is instead of exiting 0 silently
+    print("albert_tf.data.prepare_text is a library module; the command is albert_prepare_text "
+          "(python -m albert_tf.cli.prepare_text)", file=sys.stderr)
+    sys.exit(2)

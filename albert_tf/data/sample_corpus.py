@@ -11,9 +11,11 @@ Each document follows one character through a day, so both pretraining tasks hav
 
 from __future__ import annotations
 
+import os
 import random
+import sys
 
-__all__ = ["generate_documents", "write_sample_corpus"]
+__all__ = ["generate_documents", "write_document_files", "write_sample_corpus", "write_weather_task"]
 
 _NAMES = [("Anna", "she"), ("Ben", "he"), ("Clara", "she"), ("David", "he"), ("Emma", "she"), ("Felix", "he"),
           ("Grace", "she"), ("Henry", "he"), ("Iris", "she"), ("Jack", "he"), ("Lena", "she"), ("Max", "he"),
@@ -70,3 +72,49 @@ def write_sample_corpus(path: str, num_documents: int = 2000, seed: int = 0) -> 
     with open(path, "wb") as f:
         f.write(data)
     return {"documents": len(docs), "sentences": sum(len(d) for d in docs), "bytes": len(data)}
+
+
+def write_document_files(directory: str, num_documents: int = 2000, seed: int = 0) -> dict:
+    """The same documents as plain text files, one document per file and one paragraph per document: the raw
+    input ``albert_prepare_text`` expects (books, articles), so a pipeline can start from files as a user's does."""
+    docs = generate_documents(num_documents, seed)
+    os.makedirs(directory, exist_ok=True)
+    width = max(5, len(str(len(docs))))
+    for i, doc in enumerate(docs):
+        with open(os.path.join(directory, f"doc_{i:0{width}d}.txt"), "w", encoding="utf-8", newline="\n") as f:
+            f.write(" ".join(doc) + "\n")
+    return {"documents": len(docs), "files": len(docs), "directory": directory}
+
+
+SUNNY = "the sun is shining"
+
+
+def write_weather_task(data_dir: str, seed: int = 0, per_class: int = 400) -> dict[str, int]:
+    """A single-sentence classification task in the GLUE SST-2 layout (``<data_dir>/SST-2/{train,dev,test}.tsv``)
+    so ``run_classifier --task_name=SST-2`` runs unchanged: the first sentence of a document says what the weather
+    is; label 1 = sunny, 0 = any other weather, balanced, split 60/20/20 (test without labels, as GLUE's)."""
+    docs = generate_documents(6 * per_class, seed=seed + 1)
+    firsts = [d[0] for d in docs]
+    sunny = [s for s in firsts if SUNNY in s][:per_class]
+    other = [s for s in firsts if SUNNY not in s][: len(sunny)]
+    rows = [(s, "1") for s in sunny] + [(s, "0") for s in other]
+    random.Random(seed).shuffle(rows)
+    n = len(rows)
+    splits = {"train": rows[: int(0.6 * n)], "dev": rows[int(0.6 * n) : int(0.8 * n)], "test": rows[int(0.8 * n) :]}
+    folder = os.path.join(data_dir, "SST-2")
+    os.makedirs(folder, exist_ok=True)
+    for name, part in splits.items():
+        with open(os.path.join(folder, f"{name}.tsv"), "w", encoding="utf-8") as f:
+            if name == "test":
+                f.write("index\tsentence\n")
+                f.writelines(f"{i}\t{s}\n" for i, (s, _) in enumerate(part))
+            else:
+                f.write("sentence\tlabel\n")
+                f.writelines(f"{s}\t{label}\n" for s, label in part)
+    return {name: len(part) for name, part in splits.items()}
+
+
+if __name__ == "__main__":  # a library module: say where the command is instead of exiting 0 silently
+    print("albert_tf.data.sample_corpus is a library module; the command is albert_make_sample_corpus "
+          "(python -m albert_tf.cli.make_sample_corpus)", file=sys.stderr)
+    sys.exit(2)

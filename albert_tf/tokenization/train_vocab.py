@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import collections
 import os
+import re
 from collections.abc import Iterator
 
 __all__ = ["train_vocab"]
@@ -69,8 +70,9 @@ def train_vocab(
         raise ValueError(f"--vocab_size must be at least 10, got {vocab_size}")
     files = corpus_files(inputs)  # raises before any work if an input is missing
     prefix_dir = os.path.dirname(os.path.abspath(model_prefix))
-    if not os.path.isdir(prefix_dir):
-        raise FileNotFoundError(f"--model_prefix {model_prefix}: folder {prefix_dir} does not exist")
+    if os.path.exists(prefix_dir) and not os.path.isdir(prefix_dir):
+        raise FileNotFoundError(f"--model_prefix {model_prefix}: {prefix_dir} is a file, not a folder")
+    os.makedirs(prefix_dir, exist_ok=True)  # like every other output flag: the folder is created
     control_symbols = OFFICIAL_CONTROL_SYMBOLS if control_symbols is None else control_symbols
     user_defined_symbols = OFFICIAL_USER_DEFINED_SYMBOLS if user_defined_symbols is None else user_defined_symbols
 
@@ -94,24 +96,31 @@ def train_vocab(
 
     if random_seed is not None:
         spm.set_random_generator_seed(random_seed)
-    spm.SentencePieceTrainer.train(
-        sentence_iterator=sentences(),
-        model_prefix=model_prefix,
-        vocab_size=vocab_size,
-        model_type=model_type,
-        character_coverage=character_coverage,
-        input_sentence_size=input_sentence_size,
-        shuffle_input_sentence=shuffle_input_sentence,
-        control_symbols=control_symbols,
-        user_defined_symbols=user_defined_symbols,
-        pad_id=pad_id,
-        unk_id=unk_id,
-        bos_id=bos_id,
-        eos_id=eos_id,
-        max_sentence_length=max_sentence_length,
-        num_threads=num_threads,
-        minloglevel=1,
-    )
+    try:
+        spm.SentencePieceTrainer.train(
+            sentence_iterator=sentences(),
+            model_prefix=model_prefix,
+            vocab_size=vocab_size,
+            model_type=model_type,
+            character_coverage=character_coverage,
+            input_sentence_size=input_sentence_size,
+            shuffle_input_sentence=shuffle_input_sentence,
+            control_symbols=control_symbols,
+            user_defined_symbols=user_defined_symbols,
+            pad_id=pad_id,
+            unk_id=unk_id,
+            bos_id=bos_id,
+            eos_id=eos_id,
+            max_sentence_length=max_sentence_length,
+            num_threads=num_threads,
+            minloglevel=1,
+        )
+    except RuntimeError as e:  # SentencePiece's message names its C++ source line; say what to do instead
+        limit = re.search(r"Vocabulary size too high \((\d+)\)\. Please set it to a value <= (\d+)", str(e))
+        if limit is None:
+            raise
+        raise ValueError(f"--vocab_size {limit.group(1)} is more than this corpus supports (at most "
+                         f"{limit.group(2)} pieces): lower it or add text") from None
     tok = FullTokenizer(spm_model_file=f"{model_prefix}.model", do_lower_case=do_lower_case)
     first = tok.convert_ids_to_tokens(range(5))
     official_layout = control_symbols == OFFICIAL_CONTROL_SYMBOLS and (pad_id, unk_id) == (0, 1)

@@ -120,6 +120,7 @@ class Trainer:
         self._train_loop_fn = None
         self._log_acc: dict[str, tf.Variable] = {}
         self._summary_writer = None
+        self._eval_writer = None
         self._output_fns: dict[str, Any] = {}
         self.init_report = None
 
@@ -383,8 +384,10 @@ class Trainer:
         metrics = dict(self.task.aggregate(outputs))
         metrics["eval_batches"] = float(batches)
         metrics["global_step"] = float(self.global_step.numpy())
-        if cfg.write_summaries and self.chief:
-            write_scalars(os.path.join(cfg.model_dir, "eval"), int(self.global_step.numpy()), metrics)
+        if cfg.write_summaries and self.chief:  # beside the training scalars: <model_dir>/eval
+            self._eval_writer = write_scalars(
+                os.path.join(cfg.model_dir, "eval"), int(self.global_step.numpy()), metrics, self._eval_writer
+            )
         return metrics
 
     def predict(self) -> dict[str, np.ndarray]:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import tensorflow as tf
 
+from albert_tf.training.run_config import RunError
+
 STRATEGIES = ("one_device", "mirrored", "multi_worker_mirrored", "tpu")
 
 
@@ -41,10 +43,7 @@ def make_strategy(
     if name not in STRATEGIES:
         raise ValueError(f"--strategy must be one of {', '.join(STRATEGIES)}, got {name!r}")
     if name == "tpu":
-        resolver = tf.distribute.cluster_resolver.TPUClusterResolver(tpu=tpu or "", zone=tpu_zone, project=gcp_project)
-        tf.config.experimental_connect_to_cluster(resolver)
-        tf.tpu.experimental.initialize_tpu_system(resolver)
-        return tf.distribute.TPUStrategy(resolver)
+        return _tpu_strategy(tpu, tpu_zone, gcp_project)
     if name == "multi_worker_mirrored":
         options = None
         if all_reduce_alg:
@@ -63,6 +62,19 @@ def make_strategy(
     if len(devices) == 1:
         return tf.distribute.MirroredStrategy(devices)
     return tf.distribute.MirroredStrategy(devices, cross_device_ops=tf.distribute.ReductionToOneDevice())
+
+
+def _tpu_strategy(tpu: str | None, zone: str | None, project: str | None) -> tf.distribute.Strategy:
+    """``TPUStrategy`` on the named TPU (``local`` on a TPU VM); a TPU that does not answer is one clear error."""
+    where = f"--tpu={tpu}" if tpu else "--tpu unset (TPU_NAME / the Colab TPU runtime)"
+    try:
+        resolver = tf.distribute.cluster_resolver.TPUClusterResolver(tpu=tpu or "", zone=zone, project=project)
+        tf.config.experimental_connect_to_cluster(resolver)
+        tf.tpu.experimental.initialize_tpu_system(resolver)
+    except (ValueError, RuntimeError, OSError, tf.errors.OpError) as e:
+        message = (getattr(e, "message", None) or str(e) or type(e).__name__).strip().splitlines()[0]
+        raise RunError(f"--strategy=tpu, {where}: no TPU answered ({message[:300]})") from None
+    return tf.distribute.TPUStrategy(resolver)
 
 
 def worker_info(strategy: tf.distribute.Strategy) -> tuple[int, int]:

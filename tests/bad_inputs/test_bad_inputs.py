@@ -92,6 +92,9 @@ CASES = [
      ["--eval_input_file"]),
     ("rp-nothing-to-do", "rp", {"do_train": "false"}, "error", ["at least one of"]),
     ("rp-extra-arg", "rp", {"+": "oops"}, "error", ["unexpected arguments"]),
+    ("rp-no-tpu", "rp", {"strategy": "tpu", "tpu": "no-such-tpu"}, "error", ["--tpu=no-such-tpu", "no TPU answered"]),
+    ("rp-unknown-preset", "rp", {"preset": "glue/nope"}, "error", ["unknown preset", "glue/mrpc"]),
+    ("rp-masked-lm-budget-negative", "rp", {"masked_lm_budget": "-1"}, "error", ["--masked_lm_budget"]),
     # ---------------------------------------------------------------- run_classifier
     ("rc-unknown-task", "rc", {"task_name": "MNLI2"}, "error", ["unknown GLUE task 'MNLI2'"]),
     ("rc-no-data-dir", "rc", {"data_dir": None}, "error", ["--data_dir"]),
@@ -128,7 +131,7 @@ CASES = [
      ["text.txt"]),
     # ---------------------------------------------------------------- vocabulary, text preparation
     ("vocab-missing-input", "vocab", {"input": B + "/none.txt"}, "error", ["none.txt"]),
-    ("vocab-too-large", "vocab", {"vocab_size": "100000"}, "error", ["vocab"]),
+    ("vocab-too-large", "vocab", {"vocab_size": "100000"}, "error", ["--vocab_size 100000", "at most"]),
     ("prep-no-match", "prep", {"input_file": B + "/none-*.txt"}, "error", ["none-*.txt"]),
 ]
 

@@ -1,8 +1,9 @@
 """run_pretraining: pretrain ALBERT (MLM + SOP) on official-format TFRecords.
 
-The official flags (spec 3.1) plus tf.distribute ones. The paper's recipes: --flagfile=configs/pretrain_*.flags.
+The official flags (spec 3.1) plus tf.distribute ones. The paper's recipes: --preset=pretrain_{base,large,xlarge,
+xxlarge} (`python -m albert_tf.configs` lists the presets).
 
-  run_pretraining --flagfile=configs/pretrain_base.flags --albert_config_file=albert_base_v2 \\
+  run_pretraining --preset=pretrain_base --albert_config_file=albert_base_v2 \\
       --input_file='records/train.tfrecord-*' --output_dir=out/base
 
 Resuming: rerun the same command; a checkpoint in --output_dir restores the model, optimizer, step and input

@@ -40,7 +40,7 @@ def test_official_finetuned_classifier_into_classifier(tmp_path):
     arrays["output_bias"] = rng.standard_normal(3).astype(np.float32)
     prefix = write_with_tf1_saver(arrays, str(tmp_path / "model.ckpt-300"), optimizer_slots=True)
     assert detect_format(prefix) == "official"
-    model = AlbertClassifier(CONFIG, num_labels=3)
+    model = AlbertClassifier(CONFIG, num_labels=3, return_pooled_output=True)
     report = restore_pretrained(model, prefix)
     assert not report.missing and len(report.unused) == 7  # the pretraining heads
     feed = {

@@ -103,7 +103,7 @@ def test_export_answers_raw_text_like_keras_in_tf1_session(tmp_path):
     a = [p[0] for p in PAIRS]
     b = [p[1] for p in PAIRS]
     feats = pre({"text_a": tf.constant(a), "text_b": tf.constant(b)})
-    ref_probs = _softmax(model(feats, training=False)["logits"].numpy().astype(np.float64))
+    ref_probs = _softmax(model(feats, training=False).numpy().astype(np.float64))
     assert ref_probs.std(axis=0).max() > 1e-3  # the inputs give different answers
     # Python-side features (the training pipeline) for the token-id signature.
     proc = glue.get_processor("mnli")
@@ -152,7 +152,7 @@ def test_regression_single_sentence_export_returns_scores(tmp_path):
 
     _, regressor, pre = _tiny(1, 32)
     a = [p[0] for p in PAIRS]
-    ref = regressor(pre({"text_a": tf.constant(a)}), training=False)["logits"].numpy()[:, 0]
+    ref = regressor(pre({"text_a": tf.constant(a)}), training=False).numpy()[:, 0]
     reg_dir = str(tmp_path / "reg" / "1")
     serving.export_classifier(regressor, reg_dir, labels=None, text_pair=False, preprocessor=pre)
     got = _run_tf1_loader(
@@ -221,7 +221,7 @@ def test_export_savedmodel_cli_from_a_trainer_checkpoint(tmp_path):
     assert got["inputs"] == ["text_a"] and set(got["label"]) <= {"0", "1"}
     x = {"input_ids": np.array([[2, 3]], np.int32), "input_mask": np.ones((1, 2), np.int32)}
     x["segment_ids"] = np.zeros((1, 2), np.int32)
-    ref = _softmax(model(x, training=False)["logits"].numpy())
+    ref = _softmax(model(x, training=False).numpy())
     ids = [[2, 3] + [0] * 14]
     feeds = {"input_ids": ids, "input_mask": [[1, 1] + [0] * 14], "segment_ids": [[0] * 16]}
     got = _run_tf1_loader(tmp_path, [{"name": "i", "dir": str(export), "signature": "serve_token_ids", "feeds": feeds}])

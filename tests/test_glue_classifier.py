@@ -27,7 +27,7 @@ def test_official_head_names_and_formula():
     from albert_tf.checkpoints.names import official_variable_map
     from albert_tf.checkpoints.report import assign_official_arrays
 
-    model = AlbertClassifier(CONFIG, num_labels=3)
+    model = AlbertClassifier(CONFIG, num_labels=3, return_pooled_output=True)
     x = _inputs()
     model(x)
     names = official_variable_map(model)
@@ -55,11 +55,11 @@ def test_head_initialiser_is_truncated_normal_002():
 def test_dropout_only_when_training_and_regression_head():
     model = AlbertClassifier(CONFIG, num_labels=2, classifier_dropout=0.5)
     x = _inputs()
-    a = np.asarray(model(x, training=False)["logits"])
-    np.testing.assert_array_equal(a, np.asarray(model(x, training=False)["logits"]))
-    assert not np.allclose(a, np.asarray(model(x, training=True)["logits"]))
+    a = np.asarray(model(x, training=False))
+    np.testing.assert_array_equal(a, np.asarray(model(x, training=False)))
+    assert not np.allclose(a, np.asarray(model(x, training=True)))
     reg = AlbertClassifier(CONFIG, num_labels=1)
-    assert tuple(reg(x)["logits"].shape) == (3, 1) and reg.is_regression
+    assert tuple(reg(x).shape) == (3, 1) and reg.is_regression
     with pytest.raises(ValueError, match="num_labels"):
         AlbertClassifier(CONFIG, num_labels=0)
 
@@ -81,12 +81,12 @@ def test_losses_restate_the_official_formulas():
 def test_config_roundtrip_keras_file_and_mixed_precision(tmp_path):
     model = AlbertClassifier(CONFIG, num_labels=2, classifier_dropout=0.2)
     x = _inputs()
-    ref = np.asarray(model(x)["logits"])
+    ref = np.asarray(model(x))
     clone = AlbertClassifier.from_config(model.get_config())
     assert clone.num_labels == 2 and clone.classifier_dropout == 0.2
     path = str(tmp_path / "cls.keras")
     model.save(path)
     loaded = keras.saving.load_model(path)
-    np.testing.assert_allclose(np.asarray(loaded(x)["logits"]), ref, atol=1e-6)
+    np.testing.assert_allclose(np.asarray(loaded(x)), ref, atol=1e-6)
     mixed = AlbertClassifier(CONFIG, num_labels=2, dtype="mixed_bfloat16")
-    assert mixed(x)["logits"].dtype == "float32"  # softmax / loss in float32
+    assert mixed(x).dtype == "float32"  # softmax / loss in float32

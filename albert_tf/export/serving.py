@@ -48,7 +48,9 @@ def _classifier_outputs(
 ) -> dict[str, Any]:
     import tensorflow as tf
 
-    logits = tf.cast(model(dict(features), training=False)["logits"], tf.float32)
+    from albert_tf.modeling.classifier import classifier_logits
+
+    logits = tf.cast(classifier_logits(model(dict(features), training=False)), tf.float32)
     if labels is None:
         out = {"score": tf.squeeze(logits, axis=-1), "logits": logits}
     else:
@@ -91,7 +93,8 @@ def export_classifier(
     """Write ``model`` (an ``AlbertClassifier``) as a SavedModel with raw-text, token-id and tf.Example signatures.
 
     Args:
-      model: the classifier; ``labels is None`` means regression (``num_labels == 1``).
+      model: the classifier (logits output, or the ``return_pooled_output`` dict); ``labels is None`` means
+        regression (``num_labels == 1``).
       export_dir: output directory (must not exist or be empty; TF Serving wants ``<dir>/<version>``).
       labels: label strings in class-id order (e.g. ``["0", "1"]``), or None for regression.
       text_pair: whether the signature takes ``text_b`` as well.

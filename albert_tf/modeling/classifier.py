@@ -10,17 +10,23 @@ while the official checkpoint holds ``output_weights`` [num_labels, H] (used wit
 The official dropout keep-probability is hard-coded to 0.9; here it is ``classifier_dropout``
 (default 0.1, the official value). The head initialiser is the official
 ``truncated_normal(stddev=0.02)`` (not the config's ``initializer_range``, as the official).
+
+The model's output is the logits tensor alone, as Keras expects of a classifier, so
+``compile(loss=SparseCategoricalCrossentropy(from_logits=True))`` + ``fit`` on ``(features, label)``
+works unchanged. ``return_pooled_output=True`` makes it the dict ``{"logits", "pooled_output"}``;
+:func:`classifier_logits` reads the logits from either form.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import keras
 from keras import ops
 
 from albert_tf.config import AlbertConfig
-from albert_tf.modeling.encoder import AlbertEncoder, as_config, encoder_inputs
+from albert_tf.modeling.encoder import AlbertEncoder, as_config, encoder_inputs, preset_arguments
 from albert_tf.modeling.initializers import truncated_normal
 from albert_tf.modeling.serialization import RebuiltFromConfig
 
@@ -32,11 +38,15 @@ class AlbertClassifier(RebuiltFromConfig, keras.Model):
     """Sentence(-pair) classification or regression on ALBERT's pooled output.
 
     Inputs: dict of int32 ``input_ids``, ``input_mask``, ``segment_ids`` [B, S].
-    Outputs: dict with ``logits`` float32 [B, num_labels] (``num_labels = 1``: regression score)
-    and ``pooled_output`` [B, H].
+    Output: the logits, float32 [B, num_labels] (``num_labels = 1``: the regression score), so the
+    model trains with plain ``compile(loss=SparseCategoricalCrossentropy(from_logits=True))`` (or
+    ``"mse"`` for regression) and ``fit``. With ``return_pooled_output=True`` the output is instead the
+    dict ``{"logits": [B, num_labels], "pooled_output": [B, H]}`` (then give the loss as
+    ``{"logits": loss}``). The option only selects outputs: the variables, and so every checkpoint and
+    ``.keras`` file, are the same either way.
     """
 
-    config_options = ("num_labels", "classifier_dropout", "sharing")
+    config_options = ("num_labels", "classifier_dropout", "sharing", "return_pooled_output")
 
     def __init__(
         self,
@@ -44,6 +54,7 @@ class AlbertClassifier(RebuiltFromConfig, keras.Model):
         num_labels: int,
         classifier_dropout: float = 0.1,
         sharing: str = "all",
+        return_pooled_output: bool = False,
         name: str = "albert_classifier",
         **kwargs,
     ):
@@ -67,18 +78,41 @@ class AlbertClassifier(RebuiltFromConfig, keras.Model):
         logits = head(dropout(enc["pooled_output"]))
         # Losses and softmax in float32 under mixed precision.
         logits = keras.layers.Activation("linear", dtype="float32", name="logits")(logits)
-        outputs = {"logits": logits, "pooled_output": enc["pooled_output"]}
+        outputs = {"logits": logits, "pooled_output": enc["pooled_output"]} if return_pooled_output else logits
         super().__init__(inputs=inputs, outputs=outputs, name=name, dtype=dtype, **kwargs)
         self.config = config
         self.num_labels = int(num_labels)
         self.classifier_dropout = float(classifier_dropout)
         self.sharing = sharing
+        self.return_pooled_output = bool(return_pooled_output)
         self.encoder = encoder
         self.head = head
 
+    @classmethod
+    def from_preset(cls, preset: str, /, **kwargs: Any) -> AlbertClassifier:
+        """A randomly initialised classifier built from ``AlbertConfig.from_preset(preset)``.
+
+        ``kwargs`` holding ``AlbertConfig`` fields change the config (e.g. ``vocab_size`` to match a
+        tokenizer); the rest go to the constructor (``num_labels`` is required). Pretrained weights are
+        loaded separately (``albert_tf.checkpoints``). An unknown preset raises ``ConfigError`` listing
+        the known ones.
+        """
+        config, options = preset_arguments(cls, preset, kwargs)
+        return cls(config, **options)
+
     @property
     def is_regression(self) -> bool:
+        """True for a one-output head (STS-B style regression: the squeezed logit is the score)."""
         return self.num_labels == 1
+
+
+def classifier_logits(outputs: Any) -> Any:
+    """The logits [B, num_labels] of an ``AlbertClassifier`` call, whichever output form it was built with.
+
+    Code that receives a classifier it did not build (the trainer's task, the SavedModel export) reads
+    the logits through this, so it works with and without ``return_pooled_output``.
+    """
+    return outputs["logits"] if isinstance(outputs, Mapping) else outputs
 
 
 def classification_per_example_loss(logits, labels, num_labels: int):

@@ -16,6 +16,8 @@ computes L*K of them. Sharing is the same ``TransformerBlock`` object called aga
 
 from __future__ import annotations
 
+import inspect
+from dataclasses import fields
 from typing import Any
 
 import keras
@@ -35,6 +37,32 @@ def as_config(config: AlbertConfig | dict[str, Any]) -> AlbertConfig:
     if isinstance(config, AlbertConfig):
         return config
     return AlbertConfig.from_dict(config)
+
+
+def preset_arguments(model_class: type, preset: str, kwargs: dict[str, Any]) -> tuple[AlbertConfig, dict[str, Any]]:
+    """``(config, constructor options)`` for the models' ``from_preset(preset, **kwargs)``.
+
+    The config is ``AlbertConfig.from_preset(preset)`` (unknown names raise ``ConfigError`` listing the
+    presets) with every ``kwargs`` key that is an ``AlbertConfig`` field applied (validated), so one call
+    can both pick a preset and adapt it, e.g. ``vocab_size`` to a tokenizer. The remaining keys must be
+    named parameters of ``model_class.__init__`` (or Keras' ``dtype``/``trainable``): Keras' functional
+    ``Model`` silently drops unknown keywords, so a misspelt option would otherwise be lost without a word.
+    No constructor option shares a name with a config field.
+    """
+    config = AlbertConfig.from_preset(preset)
+    config_keys = {f.name for f in fields(AlbertConfig)} - {"extra"}
+    params = inspect.signature(model_class.__init__).parameters
+    option_keys = {n for n, p in params.items() if p.kind is p.POSITIONAL_OR_KEYWORD} - {"self", "config"}
+    option_keys |= {"dtype", "trainable"}
+    unknown = sorted(set(kwargs) - config_keys - option_keys)
+    if unknown:
+        raise TypeError(
+            f"{model_class.__name__}.from_preset() got unexpected keyword argument(s) {', '.join(unknown)}; "
+            f"options: {', '.join(sorted(option_keys))}; config fields: {', '.join(sorted(config_keys))}"
+        )
+    changes = {k: v for k, v in kwargs.items() if k in config_keys}
+    options = {k: v for k, v in kwargs.items() if k not in config_keys}
+    return (config.replace(**changes) if changes else config), options
 
 
 def encoder_inputs() -> dict[str, keras.KerasTensor]:
@@ -112,6 +140,18 @@ class AlbertEncoder(RebuiltFromConfig, keras.Model):
         self.embedding_hidden_mapping_in = mapping
         self.pooler = pooler
         self.layer_blocks = blocks  # [L][K] block applied at (layer, inner index)
+
+    @classmethod
+    def from_preset(cls, preset: str, /, **kwargs: Any) -> AlbertEncoder:
+        """A randomly initialised encoder built from ``AlbertConfig.from_preset(preset)``.
+
+        ``kwargs`` holding ``AlbertConfig`` fields change the config (e.g. ``vocab_size``); the rest go
+        to the constructor (``sharing``, ``output_all_layers``, ``name``, ``dtype``). Pretrained weights
+        are loaded separately (``albert_tf.checkpoints``). An unknown preset raises ``ConfigError``
+        listing the known ones.
+        """
+        config, options = preset_arguments(cls, preset, kwargs)
+        return cls(config, **options)
 
     @staticmethod
     def _make_blocks(c: AlbertConfig, sharing: str, dtype) -> list[list[TransformerBlock]]:

@@ -7,7 +7,7 @@ from typing import Any
 import keras
 
 from albert_tf.config import AlbertConfig
-from albert_tf.modeling.encoder import AlbertEncoder, as_config, encoder_inputs
+from albert_tf.modeling.encoder import AlbertEncoder, as_config, encoder_inputs, preset_arguments
 from albert_tf.modeling.heads import MaskedLMHead, SentenceOrderHead
 from albert_tf.modeling.serialization import RebuiltFromConfig
 
@@ -62,3 +62,15 @@ class AlbertPretrainer(RebuiltFromConfig, keras.Model):
         self.encoder = encoder
         self.mlm_head = mlm_head
         self.sop_head = sop_head
+
+    @classmethod
+    def from_preset(cls, preset: str, /, **kwargs: Any) -> AlbertPretrainer:
+        """A randomly initialised pretrainer built from ``AlbertConfig.from_preset(preset)``,
+        the starting point of pretraining from scratch.
+
+        ``kwargs`` holding ``AlbertConfig`` fields change the config (e.g. ``vocab_size`` to match the
+        SentencePiece model); the rest go to the constructor (``sharing``, ``name``, ``dtype``). An
+        unknown preset raises ``ConfigError`` listing the known ones.
+        """
+        config, options = preset_arguments(cls, preset, kwargs)
+        return cls(config, **options)

@@ -31,7 +31,7 @@ from albert_tf.data import glue
 from albert_tf.data.files import write_text_atomic
 from albert_tf.evaluation import glue_metrics
 from albert_tf.export.serving import export_classifier
-from albert_tf.modeling.classifier import AlbertClassifier, classification_per_example_loss
+from albert_tf.modeling.classifier import AlbertClassifier, classification_per_example_loss, classifier_logits
 from albert_tf.tasks.base import EVAL, PREDICT, TRAIN, Task, TaskError
 from albert_tf.tokenization import AlbertPreprocessor, FullTokenizer
 from albert_tf.training.experiment import run_experiment, validate_options
@@ -205,7 +205,7 @@ class GlueTask(Task):
         )
 
     def _logits(self, model, features, training: bool):
-        return model({k: features[k] for k in MODEL_INPUTS}, training=training)["logits"]
+        return classifier_logits(model({k: features[k] for k in MODEL_INPUTS}, training=training))
 
     def loss(self, model, features, training: bool):
         logits = self._logits(model, features, training)

@@ -15,13 +15,11 @@ asked about two raw sentences it has never seen.
 from __future__ import annotations
 
 import os
-import random
 from typing import Any
 
 from albert_tf.data import sample_corpus
 from albert_tf.tasks import glue
 
-SUNNY = "the sun is shining"
 # Name/town/adjective combinations chosen at random, not looked up in the training split.
 QUESTIONS = [
     "Oscar lives in the famous town of Westport, where the sun is shining today.",
@@ -71,29 +69,6 @@ def train_demo_spm(workdir: str, seed: int = 0, vocab_size: int = 800) -> str:
     return prefix + ".model"
 
 
-def write_weather_task(data_dir: str, seed: int = 0, per_class: int = 400) -> dict[str, int]:
-    """Sample-corpus sentences in SST-2 layout (``sentence\\tlabel``; test: ``index\\tsentence``)."""
-    docs = sample_corpus.generate_documents(6 * per_class, seed=seed + 1)
-    firsts = [d[0] for d in docs]
-    sunny = [s for s in firsts if SUNNY in s][:per_class]
-    other = [s for s in firsts if SUNNY not in s][: len(sunny)]
-    rows = [(s, "1") for s in sunny] + [(s, "0") for s in other]
-    random.Random(seed).shuffle(rows)
-    n = len(rows)
-    splits = {"train": rows[: int(0.6 * n)], "dev": rows[int(0.6 * n) : int(0.8 * n)], "test": rows[int(0.8 * n) :]}
-    folder = os.path.join(data_dir, "SST-2")
-    os.makedirs(folder, exist_ok=True)
-    for name, part in splits.items():
-        with open(os.path.join(folder, f"{name}.tsv"), "w", encoding="utf-8") as f:
-            if name == "test":
-                f.write("index\tsentence\n")
-                f.writelines(f"{i}\t{s}\n" for i, (s, _) in enumerate(part))
-            else:
-                f.write("sentence\tlabel\n")
-                f.writelines(f"{s}\t{label}\n" for s, label in part)
-    return {name: len(part) for name, part in splits.items()}
-
-
 def run(workdir: str, args: Any) -> dict:
     """Fine-tune, export, reload, answer; returns metrics, paths and the answers."""
     from albert_tf.config import AlbertConfig
@@ -128,7 +103,7 @@ def run(workdir: str, args: Any) -> dict:
     else:
         task = "SST-2"
         data_dir = os.path.join(stage_dir, "data")
-        counts = write_weather_task(data_dir, seed=seed)
+        counts = sample_corpus.write_weather_task(data_dir, seed=seed)
         questions, steps, seq = (QUESTIONS,), 300, 48
         print(f"derived task (sunny vs other weather, SST-2 layout): {counts}")
 

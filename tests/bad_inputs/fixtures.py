@@ -15,7 +15,8 @@ def build(root: pathlib.Path) -> dict[str, str]:
     """Corpus, SentencePiece model, matching tiny config, pretraining records + sidecar, a GLUE SST-2 folder,
     a pretrained checkpoint in the trainer layout, and a few bad files."""
     from albert_tf.data.pretraining import PretrainingDataConfig, TokenizerSpec, create_pretraining_data
-    from albert_tf.demo.finetune import train_demo_spm, write_weather_task
+    from albert_tf.data.sample_corpus import write_weather_task
+    from albert_tf.demo.finetune import train_demo_spm
 
     root.mkdir(parents=True, exist_ok=True)
     spm = train_demo_spm(str(root), seed=0, vocab_size=300)

@@ -3,11 +3,17 @@
 * ``shared_data`` / ``shared_path(...)``: the real data in ``../shared/data`` beside the
   project root (or ``$ALBERT_TF_SHARED_DATA``); tests that need it skip cleanly where it is
   absent, as in a user's fresh clone.
+* ``spm_model`` / ``wordpiece_vocab`` / ``english_lines(...)``: *some* SentencePiece model, WordPiece vocab or
+  English text, for tests whose checks hold for any model or text (plumbing: Python == graph ids, round trips,
+  packing, records, export). The real files where ``../shared/data`` is present, else substitutes built from the
+  sample corpus, so these tests run in a fresh clone too. Tests of the real files' own ids, pieces or statistics
+  use ``shared_path(...)`` and keep skipping without them.
 * ``@pytest.mark.slow`` tests run when ``CI`` is set or with ``--run-slow``.
 """
 
 from __future__ import annotations
 
+import itertools
 import os
 import pathlib
 
@@ -58,6 +64,90 @@ def golden_cases() -> list[dict]:
 
     with gzip.open(GOLDEN, "rt", encoding="utf-8") as f:
         return [json.loads(line) for line in f if line.strip()]
+
+
+def english_lines(n: int, *parts: str) -> list[str]:
+    """The first ``n`` non-blank lines of English text, for tests that only need *some* text (no statistics).
+
+    Where ``../shared/data`` is present: the real books under ``text/<parts...>`` (all of ``text/`` when no
+    ``parts`` are given; fewer than ``n`` where that text is shorter). Else: the first ``n`` sentences of the
+    built-in sample corpus (``generate_documents``, seed 0; at least six per document).
+    """
+    base = shared_data_dir()
+    real = base.joinpath("text", *parts) if base is not None else None
+    if real is not None and real.exists():
+        from albert_tf.tokenization.corpus import iter_lines
+
+        return list(itertools.islice(iter_lines([real]), n))
+    from albert_tf.data.sample_corpus import generate_documents
+
+    lines = [s for doc in generate_documents(max(1, n // 4 + 1), seed=0) for s in doc]
+    return lines[:n]
+
+
+SUBSTITUTE_SPM_VOCAB_SIZE = 250
+
+
+@pytest.fixture(scope="session")
+def spm_model(tmp_path_factory) -> pathlib.Path:
+    """A SentencePiece model file for tests whose checks hold for *any* model.
+
+    * ``../shared/data/spm/30k-clean.model`` (the official English model) where it is present;
+    * else, as in a fresh clone, a substitute trained once per session on the built-in sample corpus (2,000
+      documents, seed 0) with the official ``spm_train`` settings (``train_vocab``; lower-cased as 30k-clean's
+      text was): ``<pad>`` = 0, ``<unk>`` = 1, ``[CLS]`` = 2, ``[SEP]`` = 3, ``[MASK]`` = 4, then the official
+      user-defined symbols; 250 pieces, the same pieces in every run. Read its size from the model, never 30000.
+
+    A test of 30k-clean's own ids or pieces takes ``shared_path("spm", "30k-clean.model")`` instead.
+    """
+    base = shared_data_dir()
+    real = base / "spm" / "30k-clean.model" if base is not None else None
+    if real is not None and real.is_file():
+        return real
+    from albert_tf.data.sample_corpus import write_sample_corpus
+    from albert_tf.tokenization.train_vocab import train_vocab
+
+    d = tmp_path_factory.mktemp("substitute_spm")
+    corpus = d / "sample_corpus.txt"
+    write_sample_corpus(str(corpus), num_documents=2000, seed=0)
+    prefix = d / f"sample-{SUBSTITUTE_SPM_VOCAB_SIZE}"
+    train_vocab([corpus], str(prefix), vocab_size=SUBSTITUTE_SPM_VOCAB_SIZE, preprocess=True, num_threads=1)
+    return prefix.with_suffix(".model")
+
+
+@pytest.fixture(scope="session")
+def wordpiece_vocab(tmp_path_factory) -> pathlib.Path:
+    """A WordPiece vocab file (BERT layout) for tests whose checks hold for *any* WordPiece vocab.
+
+    * ``../shared/data/spm/chinese-wordpiece-vocab.txt`` (the Chinese ALBERT vocab) where it is present;
+    * else a small substitute in the same layout: ``[PAD]`` = 0, ``[unused1..99]``, ``[UNK]`` = 100, ``[CLS]`` =
+      101, ``[SEP]`` = 102, ``[MASK]`` = 103, then ASCII punctuation, digits and letters, their ``##`` forms, the
+      sample corpus's 300 most common words and a few CJK characters.
+
+    A test of the Chinese vocab's own ids or pieces takes ``shared_path("spm", "chinese-wordpiece-vocab.txt")``.
+    """
+    base = shared_data_dir()
+    real = base / "spm" / "chinese-wordpiece-vocab.txt" if base is not None else None
+    if real is not None and real.is_file():
+        return real
+    import collections
+    import re
+    import string
+
+    from albert_tf.data.sample_corpus import generate_documents
+
+    words: collections.Counter[str] = collections.Counter()
+    for doc in generate_documents(500, seed=0):
+        for sentence in doc:
+            words.update(re.findall(r"[a-z]+", sentence.lower()))
+    chars = string.punctuation + string.digits + string.ascii_lowercase
+    vocab = ["[PAD]", *(f"[unused{i}]" for i in range(1, 100)), "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+    vocab += [*chars, *(f"##{c}" for c in string.digits + string.ascii_lowercase)]
+    vocab += [w for w, _ in words.most_common(300) if len(w) > 1]
+    vocab += list("的是我中文国人大小模型很强北京天安门爱")
+    path = tmp_path_factory.mktemp("substitute_wordpiece") / "sample-wordpiece-vocab.txt"
+    path.write_text("\n".join(dict.fromkeys(vocab)) + "\n", encoding="utf-8")
+    return path
 
 
 @pytest.fixture

@@ -3,7 +3,9 @@
 The exports are loaded in a fresh process that imports only tensorflow and tensorflow_text (what a user of the
 SavedModels has), through the TF2 object API (``loaded(inputs, training=...)``, ``trainable_variables``, one
 gradient step) and the TF1 session loader TF Serving uses, and compared with the in-process ``AlbertEncoder`` on
-``FullTokenizer`` ids.
+``FullTokenizer`` ids. The SentencePiece model is conftest's ``spm_model`` (30k-clean where ``../shared`` is
+present, else the sample-corpus substitute): every check holds for any model, with the encoder's vocab size the
+model's own.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import textwrap
 
 import numpy as np
 import pytest
-from conftest import ROOT, shared_path
+from conftest import ROOT
 
 from albert_tf.config import AlbertConfig
 
@@ -101,10 +103,10 @@ def _run(args, cwd, timeout=300):
     return subprocess.run(args, capture_output=True, text=True, cwd=str(cwd), env=env, timeout=timeout)
 
 
-def _tokenizer():
+def _tokenizer(spm_model):
     from albert_tf.tokenization import FullTokenizer
 
-    return FullTokenizer(spm_model_file=str(shared_path("spm", "30k-clean.model")))
+    return FullTokenizer(spm_model_file=str(spm_model))
 
 
 def _tiny_encoder(vocab_size, seed=3):
@@ -142,17 +144,17 @@ def _max_diff(got, want):
 
 
 @pytest.fixture(scope="module")
-def exported(tmp_path_factory):
+def exported(tmp_path_factory, spm_model):
     """One export through the command line (``python -m albert_tf.cli.export_savedmodel --task=encoder``) of a tiny
     random encoder written as an official TF1 checkpoint; returns ``(encoder, hub dir, process)``."""
     from albert_tf.checkpoints.official import save_official_checkpoint
 
     tmp = tmp_path_factory.mktemp("export_encoder")
-    model = _tiny_encoder(_tokenizer().vocab_size)
+    model = _tiny_encoder(_tokenizer(spm_model).vocab_size)
     prefix = save_official_checkpoint(model, str(tmp / "albert" / "model.ckpt-best"))
     config_path = tmp / "albert" / "albert_config.json"
     model.config.to_json_file(str(config_path))
-    spm = shared_path("spm", "30k-clean.model")
+    spm = spm_model
     proc = _run(
         [
             sys.executable, "-m", "albert_tf.cli.export_savedmodel", "--task=encoder",
@@ -166,7 +168,7 @@ def exported(tmp_path_factory):
     return model, tmp / "hub", proc
 
 
-def test_export_savedmodel_cli_task_encoder_writes_encoder_and_preprocessor(exported):
+def test_export_savedmodel_cli_task_encoder_writes_encoder_and_preprocessor(exported, spm_model):
     from albert_tf.export import load_export_info
 
     model, hub, proc = exported
@@ -174,7 +176,7 @@ def test_export_savedmodel_cli_task_encoder_writes_encoder_and_preprocessor(expo
         assert f"exported {kind} {hub / kind}" in proc.stdout
         assert (hub / kind / "saved_model.pb").is_file()
     assert sorted(os.listdir(hub)) == ["encoder", "preprocessor"]  # temporary directories renamed into place
-    assert sorted(os.listdir(hub / "encoder" / "assets")) == ["30k-clean.model", "albert_config.json"]
+    assert sorted(os.listdir(hub / "encoder" / "assets")) == sorted([spm_model.name, "albert_config.json"])
     saved_config = json.loads((hub / "encoder" / "assets" / "albert_config.json").read_text())
     assert AlbertConfig.from_dict(saved_config) == model.config
     assert load_export_info(str(hub / "preprocessor"))["max_seq_length"] == SEQ
@@ -182,9 +184,9 @@ def test_export_savedmodel_cli_task_encoder_writes_encoder_and_preprocessor(expo
     assert info["outputs"] == ["pooled_output", "sequence_output"] and info["checkpoint"].endswith("model.ckpt-best")
 
 
-def test_encoder_and_preprocessor_reload_without_albert_tf_and_match(exported, tmp_path):
+def test_encoder_and_preprocessor_reload_without_albert_tf_and_match(exported, tmp_path, spm_model):
     model, hub, _ = exported
-    tokenizer = _tokenizer()
+    tokenizer = _tokenizer(spm_model)
     script = tmp_path / "load.py"
     script.write_text(LOADER)
     out = tmp_path / "out.json"
@@ -220,21 +222,22 @@ def test_encoder_and_preprocessor_reload_without_albert_tf_and_match(exported, t
     assert reuse["trainable_variables"] == len(model.trainable_variables) == reuse["grads"] > 0
     assert reuse["variables"] == len(model.variables) and reuse["regularization_losses"] == 0
     assert reuse["dropout_changes_output"] > 1e-3 and reuse["step_changes_output"] > 1e-3
-    assert reuse["do_lower_case"] is True and reuse["assets"] == ["30k-clean.model", "albert_config.json"]
+    assert reuse["do_lower_case"] is True and reuse["assets"] == sorted([spm_model.name, "albert_config.json"])
 
 
-def test_export_refuses_non_empty_dir_and_a_foreign_vocab(tmp_path):
+def test_export_refuses_non_empty_dir_and_a_foreign_vocab(tmp_path, spm_model):
     from albert_tf.config import ConfigError
     from albert_tf.export import encoder as hub
 
-    spm = str(shared_path("spm", "30k-clean.model"))
+    spm = str(spm_model)
+    pieces = _tokenizer(spm_model).vocab_size  # 30000 for 30k-clean
     (tmp_path / "a" / "preprocessor").mkdir(parents=True)
     (tmp_path / "a" / "preprocessor" / "keep.txt").write_text("user file")
     with pytest.raises(FileExistsError, match="not empty"):
-        hub.export_encoder_and_preprocessor(_tiny_encoder(30000), str(tmp_path / "a"), spm_model_file=spm,
+        hub.export_encoder_and_preprocessor(_tiny_encoder(pieces), str(tmp_path / "a"), spm_model_file=spm,
                                             max_seq_length=SEQ)
     assert sorted(os.listdir(tmp_path / "a")) == ["preprocessor"]  # the encoder was not written either
-    with pytest.raises(ConfigError, match="30000 pieces but albert_config vocab_size is 1000"):
+    with pytest.raises(ConfigError, match=f"{pieces} pieces but albert_config vocab_size is 1000"):
         hub.export_encoder_and_preprocessor(_tiny_encoder(1000), str(tmp_path / "b"), spm_model_file=spm,
                                             max_seq_length=SEQ)
     assert not (tmp_path / "b").exists()

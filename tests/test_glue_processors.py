@@ -6,7 +6,7 @@ import os
 
 import numpy as np
 import pytest
-from conftest import shared_path
+from conftest import shared_data_dir, shared_path
 
 from albert_tf.data import glue
 
@@ -313,9 +313,21 @@ def test_submission_rows_labels_and_clipped_scores(tmp_path):
     assert out.read_text().splitlines() == ["index\tprediction", "0\t0.000", "1\t2.345", "2\t5.000"]
 
 
-def test_real_features_match_sentencepiece_reference():
-    """MRPC dev pairs through the project tokenizer + packing == python sentencepiece on the restated recipe.
+def _mrpc_dev_or_sample_pairs(n):
+    """The first ``n`` MRPC dev pairs where ``../shared`` is present, else pairs of the sample corpus's sentences."""
+    base = shared_data_dir()
+    if base is not None and (base / "glue" / "MRPC").is_dir():
+        return glue.get_processor("mrpc").get_dev_examples(str(base / "glue"))[:n]
+    from albert_tf.data.sample_corpus import generate_documents
 
+    docs = generate_documents(n, seed=0)
+    return [glue.InputExample(str(i), d[0], d[1], str(i % 2)) for i, d in enumerate(docs)]
+
+
+def test_features_match_sentencepiece_reference(spm_model):
+    """Sentence pairs through the project tokenizer + packing == python sentencepiece on the restated recipe.
+
+    MRPC dev pairs and 30k-clean where ``../shared`` is present, else sample-corpus pairs and the substitute model.
     Reference: ``preprocess_text`` restated for plain ASCII text (collapse whitespace, lower-case), ids from the
     sentencepiece library directly, ``[CLS]=2 a [SEP]=3 b [SEP]=3``, pair truncation restated from spec 4.1.
     Rows with a digit before a comma (the official re-encoding quirk) or non-ASCII text are left out.
@@ -326,13 +338,12 @@ def test_real_features_match_sentencepiece_reference():
 
     from albert_tf.tokenization import FullTokenizer
 
-    model = str(shared_path("spm", "30k-clean.model"))
-    root = str(shared_path("glue"))
+    model = str(spm_model)
     sp = spm.SentencePieceProcessor(model_file=model)
     tok = FullTokenizer(spm_model_file=model)
     proc = glue.get_processor("mrpc")
     checked = 0
-    for ex in proc.get_dev_examples(root)[:80]:
+    for ex in _mrpc_dev_or_sample_pairs(80):
         text = ex.text_a + ex.text_b
         if re.search(r"\d,", text) or not text.isascii():
             continue

@@ -1,8 +1,9 @@
 """Online masking (``run_pretraining --masked_lm_budget=N``): masks drawn again in the tf.data graph per read.
 
-Records are made from real English text (three Gutenberg books, the real 30k-clean SentencePiece model, length
-128) with the offline masker; the unmasked sequence of every instance is captured from the offline masker's
-input, an oracle independent of the records. Checked on the online masks: never [CLS]/[SEP]/padding, whole words
+Records are made from English text (three Gutenberg books and the real 30k-clean SentencePiece model where
+``../shared`` is present, else the sample corpus and conftest's substitute model; length 128) with the offline
+masker; the unmasked sequence of every instance is captured from the offline masker's input, an oracle independent
+of the records. Checked on the online masks: never [CLS]/[SEP]/padding, whole words
 only, the documented count, 80/10/10 within binomial tolerance, the n-gram lengths (drawn and as runs of masked
 words in the records, measured with ``stats.record_statistics`` like the offline records), exact reconstruction
 of the original ids, other masks per epoch, the same masks per seed and across an exact resume, the masking flags
@@ -42,20 +43,30 @@ from albert_tf.data.pretraining.online_masking import (
 from albert_tf.data.pretraining.schema import feature_spec
 from albert_tf.data.pretraining.stats import record_statistics
 
-SEQ_LEN, MAX_PRED, PROB, MASK_ID, VOCAB_SIZE = 128, 20, 0.15, 4, 30000
+SEQ_LEN, MAX_PRED, PROB, MASK_ID = 128, 20, 0.15, 4
 BOOKS = ("tom_sawyer.txt", "alice_in_wonderland.txt", "pride_and_prejudice.txt")
 
 
 @pytest.fixture(scope="module")
-def real(tmp_path_factory):
-    """Offline records of real text, and the unmasked ids of every instance (captured from the masker's input)."""
-    from conftest import shared_path
+def real(tmp_path_factory, spm_model):
+    """Offline records of English text, and the unmasked ids of every instance (captured from the masker's input).
 
-    books = [str(shared_path("text", "gutenberg_hobil", name)) for name in BOOKS]
-    spec = TokenizerSpec(spm_model_file=str(shared_path("spm", "30k-clean.model")))
+    The three books with 30k-clean where ``../shared`` is present (2,061 instances); else 1,200 documents of the
+    sample corpus with the substitute model (about 2,600): every check below is of the masker, on any text and vocab.
+    """
+    from conftest import shared_data_dir
+
+    from albert_tf.data.sample_corpus import write_sample_corpus
+
+    shared = shared_data_dir()
+    books = [shared / "text" / "gutenberg_hobil" / name for name in BOOKS] if shared is not None else []
+    spec = TokenizerSpec(spm_model_file=str(spm_model))
     d = tmp_path_factory.mktemp("online_masking")
     corpus = str(d / "corpus.txt")
-    prepare_files(books, corpus, encodings=("utf-8", "iso-8859-1"))
+    if books and all(book.is_file() for book in books):
+        prepare_files([str(book) for book in books], corpus, encodings=("utf-8", "iso-8859-1"))
+    else:
+        write_sample_corpus(corpus, num_documents=1200, seed=0)
     originals: list[tuple[int, ...]] = []
     offline = instances.create_masked_lm_predictions
 
@@ -70,7 +81,7 @@ def real(tmp_path_factory):
         summary = create_pretraining_data([corpus], [str(d / "real.tfrecord")], spec, config, num_workers=1,
                                           log=None)
     assert len(originals) == summary["counts"]["instances"] >= 2000
-    return {"dir": d, "files": summary["output_files"], "originals": originals}
+    return {"dir": d, "files": summary["output_files"], "originals": originals, "vocab_size": spec.build().vocab_size}
 
 
 def _spec():
@@ -84,8 +95,8 @@ def _parse(record):
     return {k: tf.cast(v, tf.int32) if v.dtype == tf.int64 else v for k, v in example.items()}
 
 
-def _config(budget=20, seed=1, **kw) -> OnlineMaskingConfig:
-    return OnlineMaskingConfig(budget=budget, vocab_size=VOCAB_SIZE, max_predictions_per_seq=MAX_PRED,
+def _config(vocab_size, budget=20, seed=1, **kw) -> OnlineMaskingConfig:
+    return OnlineMaskingConfig(budget=budget, vocab_size=vocab_size, max_predictions_per_seq=MAX_PRED,
                                masked_lm_prob=PROB, mask_id=MASK_ID, seed=seed, **kw)
 
 
@@ -154,10 +165,9 @@ def _check_one(rec, out, budget, original):
     return k, target
 
 
-@pytest.mark.shared_data
 @pytest.mark.parametrize("budget", [20, 7])
 def test_masks_are_whole_words_never_special_and_counted(real, budget):
-    reads = _online(real["files"], _config(budget), epochs=1)
+    reads = _online(real["files"], _config(real["vocab_size"], budget), epochs=1)
     short = 0
     for rec, out, _ in reads:
         k, target = _check_one(rec, out, budget, rec["original"])
@@ -166,7 +176,6 @@ def test_masks_are_whole_words_never_special_and_counted(real, budget):
     assert short / len(reads) < 0.01  # fewer than K only where the words left are too long
 
 
-@pytest.mark.shared_data
 def test_original_ids_reconstructed_exactly(real):
     """``original_ids`` of the records == the offline masker's input, as multisets over all instances."""
     batches = tf.data.TFRecordDataset(real["files"]).map(_parse).batch(512)
@@ -194,10 +203,9 @@ def _write(path, rows):
             writer.write(tf.train.Example(features=tf.train.Features(feature=features)).SerializeToString())
 
 
-@pytest.mark.shared_data
 def test_statistics_match_the_offline_masker(real):
     """80/10/10 within binomial tolerance; drawn n-gram lengths ∝ 1/n; masked-word runs as the offline records."""
-    reads = _online(real["files"], _config(20), epochs=3)
+    reads = _online(real["files"], _config(real["vocab_size"], 20), epochs=3)
     lengths = np.concatenate([draws for _, _, draws in reads])
     for n, p in zip((1, 2, 3), (6 / 11, 3 / 11, 2 / 11)):
         assert _binomial_ok(int((lengths == n).sum()), len(lengths), p), n
@@ -221,13 +229,12 @@ def _positions(dataset, batches):
     return [b["masked_lm_positions"] for b in dataset.take(batches).as_numpy_iterator()]
 
 
-@pytest.mark.shared_data
 def test_epochs_differ_seeds_repeat_and_resume_is_exact(real, tmp_path):
-    n = len(real["originals"])
+    n, vocab_size = len(real["originals"]), real["vocab_size"]
 
     def dataset(seed=1):
         return pretraining_dataset(real["files"], 64, SEQ_LEN, MAX_PRED, is_training=True, seed=3,
-                                   vocab_size=VOCAB_SIZE, online_masking=_config(20, seed=seed))
+                                   vocab_size=vocab_size, online_masking=_config(vocab_size, 20, seed=seed))
 
     # each read of a record is masked anew: the two reads of a record in two epochs differ (almost always)
     reads = collections.defaultdict(list)
@@ -255,14 +262,13 @@ def test_epochs_differ_seeds_repeat_and_resume_is_exact(real, tmp_path):
     assert all((a == next(resumed)["masked_lm_positions"].numpy()).all() for a in expected)
     # the model gets what it gets from the records' own masks
     assert dataset().element_spec == pretraining_dataset(real["files"], 64, SEQ_LEN, MAX_PRED, is_training=True,
-                                                         vocab_size=VOCAB_SIZE).element_spec
+                                                         vocab_size=vocab_size).element_spec
     # every evaluation masks the held-out records the same way
     evaluation = [pretraining_dataset(real["files"][:1], 64, SEQ_LEN, MAX_PRED, is_training=False,
-                                      online_masking=_config(20)) for _ in range(2)]
+                                      online_masking=_config(vocab_size, 20)) for _ in range(2)]
     assert all((a == b).all() for a, b in zip(*(_positions(d, 4) for d in evaluation)))
 
 
-@pytest.mark.shared_data
 def test_masking_flags_from_the_sidecar_and_mask_id_from_the_records(real, tmp_path):
     copy = tmp_path / "copy"
     copy.mkdir()
@@ -272,15 +278,16 @@ def test_masking_flags_from_the_sidecar_and_mask_id_from_the_records(real, tmp_p
     sidecar["flags"].update(masked_lm_prob=0.1, ngram=2)
     (copy / "real.tfrecord.json").write_text(json.dumps(sidecar))
     files = [str(copy / "real.tfrecord")]
-    validate_pretraining_files(files, SEQ_LEN, MAX_PRED, VOCAB_SIZE, token_boundary=True)
+    vocab_size = real["vocab_size"]
+    validate_pretraining_files(files, SEQ_LEN, MAX_PRED, vocab_size, token_boundary=True)
     assert records_mask_id(files) == MASK_ID
-    config = online_masking_config(files, 20, VOCAB_SIZE, MAX_PRED, seed=5)
+    config = online_masking_config(files, 20, vocab_size, MAX_PRED, seed=5)
     assert (config.masked_lm_prob, config.ngram, config.mask_id, config.seed) == (0.1, 2, MASK_ID, 5)
-    assert online_masking_config(files, 20, VOCAB_SIZE, MAX_PRED, seed=5, masked_lm_prob=0.2).masked_lm_prob == 0.2
+    assert online_masking_config(files, 20, vocab_size, MAX_PRED, seed=5, masked_lm_prob=0.2).masked_lm_prob == 0.2
     # a sidecar-recorded 0 (records made without masks) is no recipe: the official 0.15
     sidecar["flags"]["masked_lm_prob"] = 0.0
     (copy / "real.tfrecord.json").write_text(json.dumps(sidecar))
-    assert online_masking_config(files, 20, VOCAB_SIZE, MAX_PRED, seed=5).masked_lm_prob == 0.15
+    assert online_masking_config(files, 20, vocab_size, MAX_PRED, seed=5).masked_lm_prob == 0.15
 
 
 def test_mask_example_on_a_tiny_sequence():

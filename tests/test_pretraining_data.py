@@ -47,10 +47,10 @@ def wordpiece_spec(corpus_dir):
     return TokenizerSpec(vocab_file=_wordpiece_vocab(corpus_dir, [str(corpus_dir / "corpus.txt")]))
 
 
-def _spm_spec():
-    from conftest import shared_path
-
-    return TokenizerSpec(spm_model_file=str(shared_path("spm", "30k-clean.model")))
+@pytest.fixture(scope="module")
+def spm_spec(spm_model):
+    """30k-clean where ``../shared`` is present, else the sample-corpus substitute (conftest ``spm_model``)."""
+    return TokenizerSpec(spm_model_file=str(spm_model))
 
 
 def _sha(path):
@@ -83,10 +83,10 @@ def _span(ids):
 # ------------------------------------------------------------------------------------------ record read-back
 @pytest.mark.parametrize("tokenizer", ["wordpiece", "spm"])
 @pytest.mark.parametrize("wwm", [True, False])
-def test_records_read_back(tmp_path, corpus_dir, wordpiece_spec, tokenizer, wwm):
+def test_records_read_back(tmp_path, corpus_dir, wordpiece_spec, spm_spec, tokenizer, wwm):
     import tensorflow as tf
 
-    spec = wordpiece_spec if tokenizer == "wordpiece" else _spm_spec()
+    spec = wordpiece_spec if tokenizer == "wordpiece" else spm_spec
     tok = spec.build()
     corpus = str(corpus_dir / "corpus.txt")
     seq_len, max_pred = 64, 8
@@ -326,15 +326,19 @@ def test_masking_80_10_10_and_whole_words():
 
 
 # ------------------------------------------------------------------------------------------- tokenization
-@pytest.mark.shared_data
-def test_line_encoder_equals_tokenizer_on_real_text(shared_data):
-    spec = _spm_spec()
-    tok = spec.build()
+def test_line_encoder_equals_tokenizer_on_text(spm_spec):
+    from conftest import english_lines, shared_data_dir
+
+    tok = spm_spec.build()
     enc = LineEncoder(tok)
     lines = []
-    for path in sorted((shared_data / "text").glob("*/*.txt"))[::7]:
-        data = path.read_bytes().decode("utf-8", "replace").split("\n")
-        lines.extend(data[:400])
+    shared = shared_data_dir()
+    if shared is not None and (shared / "text").is_dir():  # real books of every source, undecodable bytes replaced
+        for path in sorted((shared / "text").glob("*/*.txt"))[::7]:
+            data = path.read_bytes().decode("utf-8", "replace").split("\n")
+            lines.extend(data[:400])
+    else:  # a fresh clone: the sample corpus's sentences
+        lines = english_lines(2000)
     lines += ["In 1999,2000, and 2001, we had 3,5, and 7,", "a1,b2,", "Ünïcödé  \t tëxt\x1f here", "\x00\x01", "  "]
     ids, empty = enc.encode_lines(lines)
     for line, got in zip(lines, ids, strict=True):
@@ -404,18 +408,12 @@ def test_empty_documents_counted(tmp_path, wordpiece_spec):
     (["--spm_model_file={spm}", "--input_file={tmp}/latin.txt"], "latin.txt: line 1, byte offset 3"),
     (["--vocab_file={tmp}/missing.txt"], "vocab_file=.*: file not found"),
 ])
-def test_cli_errors_are_one_line(tmp_path, args, expect):
+def test_cli_errors_are_one_line(tmp_path, args, expect, spm_model):
     (tmp_path / "latin.txt").write_bytes(b"caf\xe9\n")
     (tmp_path / "ok.txt").write_text("a b c\n")
     argv = [sys.executable, os.path.join(ROOT, "create_pretraining_data.py"), f"--input_file={tmp_path}/ok.txt",
             f"--output_file={tmp_path}/o.tfrecord"]
-    if any("{spm}" in a for a in args):
-        from conftest import shared_path
-
-        spm = str(shared_path("spm", "30k-clean.model"))
-    else:
-        spm = ""
-    argv += [a.format(tmp=tmp_path, spm=spm) for a in args]
+    argv += [a.format(tmp=tmp_path, spm=spm_model) for a in args]
     r = subprocess.run(argv, capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert r.returncode == 1
     assert "Traceback" not in r.stderr

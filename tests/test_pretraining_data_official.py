@@ -388,13 +388,11 @@ def corpus(tmp_path):
 
 
 @pytest.fixture
-def spm_spec():
-    from conftest import shared_path
+def spm_spec(spm_model):
+    """30k-clean where ``../shared`` is present, else the sample-corpus substitute: parity holds for any model."""
+    return TokenizerSpec(spm_model_file=str(spm_model))
 
-    return TokenizerSpec(spm_model_file=str(shared_path("spm", "30k-clean.model")))
 
-
-@pytest.mark.shared_data
 @pytest.mark.parametrize(
     "official_kw,project_kw",
     [

@@ -1,4 +1,9 @@
-"""In-graph AlbertPreprocessor: parity with Python + official packing; .keras and SavedModel round trips."""
+"""In-graph AlbertPreprocessor: parity with Python + official packing; .keras and SavedModel round trips.
+
+Parity holds for any vocabulary, so these tests take ``spm_model`` / ``wordpiece_vocab`` / ``english_lines`` (the real
+files where ``../shared`` is present, else substitutes built from the sample corpus); only the all-real-lines run
+needs the real text.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +14,7 @@ import textwrap
 
 import numpy as np
 import pytest
-from conftest import shared_path
+from conftest import english_lines, shared_path
 
 tf = pytest.importorskip("tensorflow")
 pytest.importorskip("tensorflow_text")
@@ -22,8 +27,8 @@ SEQ = 64
 
 
 @pytest.fixture(scope="module")
-def spm_file():
-    return shared_path("spm", "30k-clean.model")
+def spm_file(spm_model):
+    return spm_model
 
 
 @pytest.fixture(scope="module")
@@ -55,6 +60,7 @@ def _official_pack(tokens_a, tokens_b, max_seq_length, cls_id=2, sep_id=3):
 
 
 def _real_lines(n):
+    """All of the real text (slow test): skips where ``../shared`` is absent."""
     lines = []
     for line in iter_lines([shared_path("text")]):
         lines.append(line)
@@ -77,8 +83,9 @@ def _check_parity(tok, layer, lines, seq):
     return single_bad, pair_bad
 
 
-def test_python_and_graph_agree_on_real_lines(tok, layer):
-    lines = _real_lines(3000)
+def test_python_and_graph_agree_on_english_lines(tok, layer):
+    lines = english_lines(3000)
+    assert len(lines) == 3000
     single_bad, pair_bad = _check_parity(tok, layer, lines, SEQ)
     assert not single_bad and not pair_bad, (single_bad[:5], pair_bad[:5], [lines[i] for i in single_bad[:3]])
 
@@ -98,7 +105,8 @@ def test_single_segment_and_special_cases(layer, tok):
     out = layer(tf.constant(["hello world", "", "   ", "x " * 500]))
     ids, mask, seg = (out[k].numpy() for k in ("input_ids", "input_mask", "segment_ids"))
     assert ids.dtype == np.int32 and ids.shape == (4, SEQ)
-    assert list(ids[0, :4]) == [2, *tok.encode("hello world"), 3] and ids[0, 4:].sum() == 0
+    hello = tok.encode("hello world")
+    assert list(ids[0, : len(hello) + 2]) == [2, *hello, 3] and ids[0, len(hello) + 2 :].sum() == 0
     assert list(ids[1, :3]) == [2, 3, 0] and list(ids[2, :3]) == [2, 3, 0]
     assert ids[3, -1] == 3 and mask[3].sum() == SEQ  # cut to max_seq_length - 2 + [CLS], [SEP]
     assert seg.sum() == 0
@@ -113,7 +121,8 @@ def test_pair_inputs_forms_and_empty_b(layer, tok):
     ref_ids, _, ref_seg = _official_pack(tok.encode("one two three"), tok.encode("four five"), SEQ)
     assert list(by_dict["input_ids"][0].numpy()) == ref_ids and list(by_dict["segment_ids"][0].numpy()) == ref_seg
     # an empty text_b counts as absent (official `if tokens_b:`): no second [SEP]
-    assert list(by_dict["input_ids"][1].numpy()[:4]) == [2, *tok.encode("alpha"), 3, 0]
+    alpha = tok.encode("alpha")
+    assert list(by_dict["input_ids"][1].numpy()[: len(alpha) + 3]) == [2, *alpha, 3, 0]
     with pytest.raises(ValueError, match="text_a"):
         layer({"text_b": b})
 
@@ -186,8 +195,8 @@ def _savedmodel_round_trip(layer, tmp_path, SAMPLE_A, SAMPLE_B):  # noqa: N803 (
 
 # ------------------------------------------------------------------------------------------------------ WordPiece
 @pytest.fixture(scope="module")
-def wp_tok():
-    return FullTokenizer(vocab_file=shared_path("spm", "chinese-wordpiece-vocab.txt"))
+def wp_tok(wordpiece_vocab):
+    return FullTokenizer(vocab_file=wordpiece_vocab)
 
 
 @pytest.fixture(scope="module")
@@ -208,7 +217,7 @@ WP_TEXTS = [
 
 
 def test_wordpiece_graph_equals_python(wp_tok, wp_layer):
-    texts = WP_TEXTS + _real_lines(300)
+    texts = WP_TEXTS + english_lines(300)
     graph = wp_layer.tokenize(tf.constant(texts)).to_list()
     bad = [(t, g, wp_tok.encode(t)) for t, g in zip(texts, graph) if g != wp_tok.encode(t)]
     assert not bad, bad[:3]
@@ -239,6 +248,7 @@ def test_wordpiece_savedmodel_reloads_in_fresh_process(wp_layer, tmp_path):
 def test_switches_give_the_same_ids_in_python_and_graph(spm_file, switches):
     tok = FullTokenizer(spm_model_file=spm_file, **switches)
     layer = AlbertPreprocessor.from_tokenizer(tok, SEQ)
-    texts = SAMPLE_A + SAMPLE_B + ["Tiếng Việt ΟΔΟΣ İSTANBUL naïve café", "in 1999,2000, and 2001,"] + _real_lines(200)
+    texts = SAMPLE_A + SAMPLE_B + ["Tiếng Việt ΟΔΟΣ İSTANBUL naïve café", "in 1999,2000, and 2001,"]
+    texts += english_lines(200)
     assert layer.tokenize(tf.constant(texts)).to_list() == [tok.encode(t) for t in texts]
     assert layer.get_config()["keep_accents"] == tok.keep_accents

@@ -3,6 +3,9 @@
 Covers arbitrary Unicode, empty and whitespace-only strings, 100k-character strings, lone surrogates and invalid
 UTF-8 bytes (graph path), Python/graph agreement on arbitrary assigned Unicode text, and the closed-form pair
 truncation against the official ``_truncate_seq_pair`` loop.
+
+The properties hold for any vocabulary: the tokenizers come from ``spm_model`` / ``wordpiece_vocab`` (the real
+files where ``../shared`` is present, else substitutes built from the sample corpus).
 """
 
 from __future__ import annotations
@@ -12,7 +15,6 @@ import unicodedata
 
 import numpy as np
 import pytest
-from conftest import shared_path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -29,8 +31,8 @@ whitespace = st.text(st.sampled_from(list(" \t\n\r\x0b\x0c\x1c\x1f\x85\xa0\u1680
 
 
 @pytest.fixture(scope="module")
-def tok():
-    return FullTokenizer(spm_model_file=shared_path("spm", "30k-clean.model"))
+def tok(spm_model):
+    return FullTokenizer(spm_model_file=spm_model)
 
 
 @pytest.fixture(scope="module")
@@ -86,11 +88,11 @@ def test_python_tokenizer_survives_lone_surrogates(tok, text):
     assert all(0 <= i < tok.vocab_size for i in ids)
 
 
-def _check_outputs(out, batch):
+def _check_outputs(out, batch, vocab_size):
     ids, mask, seg = (np.asarray(out[k]) for k in ("input_ids", "input_mask", "segment_ids"))
     assert ids.dtype == mask.dtype == seg.dtype == np.int32
     assert ids.shape == mask.shape == seg.shape == (batch, SEQ)
-    assert ((ids >= 0) & (ids < 30000)).all()
+    assert ((ids >= 0) & (ids < vocab_size)).all()
     for r in range(batch):
         n = int(mask[r].sum())
         assert 2 <= n <= SEQ and (mask[r, :n] == 1).all() and ids[r, 0] == 2 and ids[r, n - 1] == 3
@@ -110,12 +112,12 @@ def _check_outputs(out, batch):
     )
 )
 @PROPERTY_SETTINGS
-def test_graph_never_crashes_on_invalid_utf8(layer, texts):
+def test_graph_never_crashes_on_invalid_utf8(tok, layer, texts):
     import tensorflow as tf
 
     batch = tf.constant(texts, dtype=tf.string)
-    _check_outputs(layer(batch), len(texts))
-    _check_outputs(layer({"text_a": batch, "text_b": tf.reverse(batch, [0])}), len(texts))
+    _check_outputs(layer(batch), len(texts), tok.vocab_size)
+    _check_outputs(layer({"text_a": batch, "text_b": tf.reverse(batch, [0])}), len(texts), tok.vocab_size)
 
 
 @given(st.lists(st.one_of(assigned_text, whitespace), min_size=1, max_size=8))
@@ -141,15 +143,15 @@ def test_100k_character_strings(tok, layer):
     graph = layer.tokenize(tf.constant(long_texts)).to_list()
     for text, g in zip(long_texts, graph):
         assert g == tok.encode(text)
-    _check_outputs(layer(tf.constant(long_texts)), 3)
+    _check_outputs(layer(tf.constant(long_texts)), 3, tok.vocab_size)
 
 
 @pytest.fixture(scope="module")
-def wordpiece():
+def wordpiece(wordpiece_vocab):
     pytest.importorskip("tensorflow_text")
     from albert_tf.tokenization import AlbertPreprocessor
 
-    tok = FullTokenizer(vocab_file=shared_path("spm", "chinese-wordpiece-vocab.txt"))
+    tok = FullTokenizer(vocab_file=wordpiece_vocab)
     return tok, AlbertPreprocessor.from_tokenizer(tok, SEQ)
 
 

@@ -2,12 +2,15 @@
 
 Independent references: the expected pieces restated by hand from the rules in spec section 5, and Hugging Face's
 ``BertTokenizer`` (a separate implementation of the same algorithm) on mixed real and crafted text.
+
+Tests of the Chinese vocab's own pieces and ids take it from ``../shared`` and skip without it; the rest hold for
+any WordPiece vocab and take ``wordpiece_vocab`` (the Chinese vocab where present, else a small substitute).
 """
 
 from __future__ import annotations
 
 import pytest
-from conftest import shared_path
+from conftest import english_lines, shared_path
 
 from albert_tf.tokenization import FullTokenizer
 from albert_tf.tokenization.wordpiece import BasicTokenizer, WordpieceTokenizer, load_vocab
@@ -21,6 +24,11 @@ def vocab_file():
 @pytest.fixture(scope="module")
 def tok(vocab_file):
     return FullTokenizer(vocab_file=vocab_file, do_lower_case=True)
+
+
+@pytest.fixture(scope="module")
+def any_tok(wordpiece_vocab):
+    return FullTokenizer(vocab_file=wordpiece_vocab, do_lower_case=True)
 
 
 def test_special_ids(tok):
@@ -46,9 +54,12 @@ def test_mixed_text_lower_case_and_accents(tok, vocab_file):
     assert cased.tokenize("Héllo")[0] != "hello"
 
 
-def test_punctuation_splitting(tok):
+def test_punctuation_splitting():
     # ASCII non-alphanumerics count as punctuation ($, ^, `), as does every Unicode P* character
     assert BasicTokenizer().tokenize("a$b^c`d，e“f”") == ["a", "$", "b", "^", "c", "`", "d", "，", "e", "“", "f", "”"]
+
+
+def test_punctuation_splitting_chinese_vocab_pieces(tok):
     assert tok.tokenize("ALBERT模型很小, 但是很强!") == [
         "al",
         "##bert",
@@ -65,18 +76,21 @@ def test_punctuation_splitting(tok):
     ]
 
 
-def test_unknown_and_long_words(tok):
+def test_unknown_chinese_characters(tok):
     assert tok.tokenize("𠀀罕见字") == ["[UNK]", "罕", "见", "字"]
     assert tok.tokenize("标点：“引号”") == ["标", "点", "：", "[UNK]", "引", "号", "[UNK]"]
-    assert tok.tokenize("a" * 200) != ["[UNK]"]
-    assert tok.tokenize("a" * 201) == ["[UNK]"]  # max_input_chars_per_word = 200
+
+
+def test_long_words_and_unknown_tokens(any_tok):
+    assert any_tok.tokenize("a" * 200) != ["[UNK]"]
+    assert any_tok.tokenize("a" * 201) == ["[UNK]"]  # max_input_chars_per_word = 200
     with pytest.raises(KeyError, match="not in the WordPiece vocab"):
-        tok.convert_tokens_to_ids(["no-such-token"])
+        any_tok.convert_tokens_to_ids(["no-such-token"])
 
 
-def test_control_characters_are_removed(tok):
+def test_control_characters_are_removed(any_tok):
     assert BasicTokenizer().tokenize("a\x00b\ufffdc\u200bd\te") == ["abcd", "e"]
-    assert tok.tokenize("  ") == []
+    assert any_tok.tokenize("  ") == []
 
 
 def test_greedy_longest_match_on_a_tiny_vocab(tmp_path):
@@ -99,13 +113,13 @@ def test_greedy_longest_match_on_a_tiny_vocab(tmp_path):
     assert wp.tokenize("unwanted running unx") == ["un", "##want", "##ed", "running", "[UNK]"]
 
 
-def test_is_start_piece_wordpiece(tok):
-    assert tok.is_start_piece("foo") and not tok.is_start_piece("##foo")
+def test_is_start_piece_wordpiece(any_tok):
+    assert any_tok.is_start_piece("foo") and not any_tok.is_start_piece("##foo")
 
 
-def test_agrees_with_huggingface_bert_tokenizer(tok, vocab_file):
+def test_agrees_with_huggingface_bert_tokenizer(any_tok, wordpiece_vocab):
     transformers = pytest.importorskip("transformers")
-    ref = transformers.BertTokenizer(str(vocab_file), do_lower_case=True)
+    ref = transformers.BertTokenizer(str(wordpiece_vocab), do_lower_case=True)
     texts = [
         "我爱北京天安门。",
         "ALBERT模型很小, 但是很强!",
@@ -116,9 +130,8 @@ def test_agrees_with_huggingface_bert_tokenizer(tok, vocab_file):
         "ｆｕｌｌ　ｗｉｄｔｈ ①②",
         "e-mail: someone@example.com, 3.0, 1999,2000",
     ]
-    with open(shared_path("text", "tinyshakespeare", "input.txt"), encoding="utf-8") as f:
-        texts += [line for _, line in zip(range(300), f) if line.strip()]
-    bad = [(t, tok.tokenize(t), ref.tokenize(t)) for t in texts if tok.tokenize(t) != ref.tokenize(t)]
+    texts += english_lines(300, "tinyshakespeare", "input.txt")
+    bad = [(t, any_tok.tokenize(t), ref.tokenize(t)) for t in texts if any_tok.tokenize(t) != ref.tokenize(t)]
     assert not bad, bad[:3]
 
 

@@ -226,3 +226,30 @@ def test_export_savedmodel_cli_from_a_trainer_checkpoint(tmp_path):
     feeds = {"input_ids": ids, "input_mask": [[1, 1] + [0] * 14], "segment_ids": [[0] * 16]}
     got = _run_tf1_loader(tmp_path, [{"name": "i", "dir": str(export), "signature": "serve_token_ids", "feeds": feeds}])
     np.testing.assert_allclose(np.array(got["i"]["probabilities"]), ref, atol=1e-6)  # the checkpoint's weights
+
+
+def test_every_export_is_written_under_a_temporary_name_and_renamed(tmp_path):
+    """The one SavedModel writer of the package: a failed write leaves nothing, a finished one no temporary."""
+    from albert_tf.export.serving import EXPORT_INFO, write_savedmodel_atomic
+
+    target = tmp_path / "export" / "7"
+
+    def failing(tmp):
+        os.makedirs(os.path.join(tmp, "variables"))
+        raise RuntimeError("killed mid-write")
+
+    with pytest.raises(RuntimeError, match="killed mid-write"):
+        write_savedmodel_atomic(str(target), failing, {"kind": "test"})
+    assert not target.exists() and not list(tmp_path.rglob("*.tmp-*"))
+
+    def writes(tmp):
+        os.makedirs(tmp)
+        with open(os.path.join(tmp, "saved_model.pb"), "wb") as f:
+            f.write(b"graph")
+
+    assert write_savedmodel_atomic(str(target), writes, {"kind": "test"}) == str(target)
+    assert (target / "saved_model.pb").read_bytes() == b"graph"
+    assert json.loads((target / EXPORT_INFO).read_text()) == {"kind": "test"}
+    assert sorted(p.name for p in target.parent.iterdir()) == ["7"]
+    with pytest.raises(FileExistsError, match="not empty"):
+        write_savedmodel_atomic(str(target), writes, {})

@@ -36,15 +36,13 @@ no half-written model behind.
 
 from __future__ import annotations
 
-import json
 import os
 import posixpath
 import tempfile
 from collections.abc import Mapping
 from typing import Any
 
-from albert_tf.config import ConfigError
-from albert_tf.export.serving import EXPORT_INFO, TEXT_SIGNATURE, make_preprocessor
+from albert_tf.export.serving import TEXT_SIGNATURE, make_preprocessor, refuse_non_empty, write_savedmodel_atomic
 
 ENCODER_INPUTS = ("input_word_ids", "input_mask", "input_type_ids")
 ENCODER_OUTPUTS = ("pooled_output", "sequence_output")
@@ -73,43 +71,6 @@ def albert_inputs(inputs: Mapping[str, Any]) -> dict[str, Any]:
     if keys != set(ENCODER_INPUTS):
         raise KeyError(f"encoder inputs must be exactly {list(ENCODER_INPUTS)}, got {sorted(keys)}")
     return {albert: inputs[hub] for hub, albert in _TO_ALBERT.items()}
-
-
-def _refuse_non_empty(export_dir: str) -> None:
-    import tensorflow as tf
-
-    if tf.io.gfile.isdir(export_dir) and tf.io.gfile.listdir(export_dir):
-        raise FileExistsError(f"{export_dir} exists and is not empty; choose a new export directory")
-
-
-def _save_atomic(root: Any, export_dir: str, signatures: Mapping[str, Any], info: Mapping[str, Any]) -> str:
-    """``tf.saved_model.save`` to ``<export_dir>.tmp-<pid>``, add ``assets.extra/albert_export.json``, rename.
-
-    Why: TF Serving and ``tf.saved_model.load`` must never see a directory that holds a graph without its
-    variables; the rename is the commit point, and a failure removes the temporary directory.
-    """
-    import tensorflow as tf
-
-    fs = tf.io.gfile
-    export_dir = export_dir.rstrip("/") or export_dir
-    _refuse_non_empty(export_dir)
-    tmp = f"{export_dir}.tmp-{os.getpid()}"
-    if fs.exists(tmp):
-        fs.rmtree(tmp)
-    try:
-        tf.saved_model.save(root, tmp, signatures=dict(signatures))
-        fs.makedirs(posixpath.join(tmp, posixpath.dirname(EXPORT_INFO)))
-        with fs.GFile(posixpath.join(tmp, EXPORT_INFO), "w") as f:
-            f.write(json.dumps(dict(info), indent=1, sort_keys=True) + "\n")
-        _refuse_non_empty(export_dir)  # another writer may have claimed it meanwhile
-        if fs.isdir(export_dir):
-            fs.rmtree(export_dir)  # an empty directory the user created beforehand
-        fs.rename(tmp, export_dir)
-    except BaseException:
-        if fs.exists(tmp):
-            fs.rmtree(tmp)
-        raise
-    return export_dir
 
 
 def _tf_variables(variables: Any) -> list[Any]:
@@ -160,7 +121,7 @@ def export_encoder(
         raise TypeError(f"export_encoder needs an AlbertEncoder (with .config), got {type(encoder).__name__}")
     if spm_model_file is not None and not tf.io.gfile.exists(spm_model_file):
         raise FileNotFoundError(f"spm_model_file not found: {spm_model_file}")
-    _refuse_non_empty(export_dir)
+    refuse_non_empty(export_dir)
 
     def forward(inputs: Mapping[str, Any], training: bool = False) -> dict[str, Any]:
         out = encoder(albert_inputs(inputs), training=training)
@@ -203,7 +164,10 @@ def export_encoder(
         root.albert_config_file = tf.saved_model.Asset(config_path)
         if spm_model_file is not None:
             root.sp_model_file = tf.saved_model.Asset(spm_model_file)
-        return _save_atomic(root, export_dir, {TEXT_SIGNATURE: serve.get_concrete_function()}, info)
+        signatures = {TEXT_SIGNATURE: serve.get_concrete_function()}
+        return write_savedmodel_atomic(
+            export_dir, lambda tmp: tf.saved_model.save(root, tmp, signatures=signatures), info
+        )
 
 
 def export_preprocessor(
@@ -231,7 +195,7 @@ def export_preprocessor(
         if spm_model_file is None or max_seq_length is None:
             raise ValueError("give a preprocessor or spm_model_file and max_seq_length")
         preprocessor = make_preprocessor(spm_model_file, max_seq_length, do_lower_case)
-    _refuse_non_empty(export_dir)
+    refuse_non_empty(export_dir)
     pre = preprocessor
     string = tf.TensorSpec([None], tf.string)
     ragged = tf.RaggedTensorSpec([None, None], tf.int32, ragged_rank=1, row_splits_dtype=tf.int64)
@@ -285,7 +249,7 @@ def export_preprocessor(
         **dict(metadata or {}),
     }
     signatures = {TEXT_SIGNATURE: single.get_concrete_function(), PAIR_SIGNATURE: pair.get_concrete_function()}
-    return _save_atomic(root, export_dir, signatures, info)
+    return write_savedmodel_atomic(export_dir, lambda tmp: tf.saved_model.save(root, tmp, signatures=signatures), info)
 
 
 def export_encoder_and_preprocessor(
@@ -308,15 +272,11 @@ def export_encoder_and_preprocessor(
         PREPROCESSOR_SUBDIR: posixpath.join(export_dir, PREPROCESSOR_SUBDIR),
     }
     for path in paths.values():
-        _refuse_non_empty(path)
+        refuse_non_empty(path)
     config = encoder.config
     config.check_max_seq_length(int(max_seq_length))
     preprocessor = make_preprocessor(spm_model_file, max_seq_length, do_lower_case)
-    if preprocessor.vocab_size != config.vocab_size:
-        raise ConfigError(
-            f"the SentencePiece model has {preprocessor.vocab_size} pieces but albert_config vocab_size is "
-            f"{config.vocab_size}: vocab and config do not belong together"
-        )
+    config.check_vocab_size(preprocessor.vocab_size)
     meta = dict(metadata or {})
     export_encoder(encoder, paths[ENCODER_SUBDIR], spm_model_file=spm_model_file, do_lower_case=do_lower_case,
                    metadata={**meta, "preprocessor": f"../{PREPROCESSOR_SUBDIR}", "max_seq_length": max_seq_length})

@@ -32,7 +32,8 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping, Sequence
+import posixpath
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -41,6 +42,47 @@ TEXT_SIGNATURE = "serving_default"
 IDS_SIGNATURE = "serve_token_ids"
 EXAMPLES_SIGNATURE = "serve_tf_examples"
 EXPORT_INFO = os.path.join("assets.extra", "albert_export.json")
+
+
+def refuse_non_empty(export_dir: str) -> None:
+    """Raise ``FileExistsError`` when ``export_dir`` is a directory holding anything (never overwrite an export)."""
+    import tensorflow as tf
+
+    if tf.io.gfile.isdir(export_dir) and tf.io.gfile.listdir(export_dir):
+        raise FileExistsError(f"{export_dir} exists and is not empty; choose a new export directory")
+
+
+def write_savedmodel_atomic(export_dir: str, write: Callable[[str], Any], info: Mapping[str, Any]) -> str:
+    """``write(tmp)`` a SavedModel into ``<export_dir>.tmp-<pid>``, add ``assets.extra/albert_export.json``, then
+    rename it to ``export_dir``; returns ``export_dir``.
+
+    Why: TF Serving and ``tf.saved_model.load`` must never see a directory that holds a graph without its
+    variables (TF Serving also ignores the non-numeric temporary name beside its version directories); the rename
+    is the commit point, and a failure removes the temporary directory. Every export of the package goes through
+    here.
+    """
+    import tensorflow as tf
+
+    fs = tf.io.gfile
+    export_dir = export_dir.rstrip("/") or export_dir
+    refuse_non_empty(export_dir)
+    tmp = f"{export_dir}.tmp-{os.getpid()}"
+    if fs.exists(tmp):
+        fs.rmtree(tmp)
+    try:
+        write(tmp)
+        fs.makedirs(posixpath.join(tmp, posixpath.dirname(EXPORT_INFO)))
+        with fs.GFile(posixpath.join(tmp, EXPORT_INFO), "w") as f:
+            f.write(json.dumps(dict(info), indent=1, sort_keys=True) + "\n")
+        refuse_non_empty(export_dir)  # another writer may have claimed it meanwhile
+        if fs.isdir(export_dir):
+            fs.rmtree(export_dir)  # an empty directory the user created beforehand
+        fs.rename(tmp, export_dir)
+    except BaseException:
+        if fs.exists(tmp):
+            fs.rmtree(tmp)
+        raise
+    return export_dir
 
 
 def _classifier_outputs(
@@ -115,8 +157,7 @@ def export_classifier(
         if spm_model_file is None or max_seq_length is None:
             raise ValueError("give a preprocessor or spm_model_file and max_seq_length for the raw-text signature")
         preprocessor = make_preprocessor(spm_model_file, max_seq_length, do_lower_case)
-    if os.path.isdir(export_dir) and os.listdir(export_dir):
-        raise FileExistsError(f"{export_dir} exists and is not empty; choose a new export directory")
+    refuse_non_empty(export_dir)
 
     labels = None if labels is None else [str(x) for x in labels]
     archive = keras.export.ExportArchive()
@@ -154,7 +195,6 @@ def export_classifier(
     archive.add_endpoint(TEXT_SIGNATURE, serve_text)
     archive.add_endpoint(IDS_SIGNATURE, serve_ids)
     archive.add_endpoint(EXAMPLES_SIGNATURE, serve_examples)
-    archive.write_out(export_dir, verbose=False)
 
     info = {
         "signatures": {
@@ -170,10 +210,7 @@ def export_classifier(
         "requires": "import tensorflow_text before loading (SentencePiece ops)",
         **dict(metadata or {}),
     }
-    os.makedirs(os.path.join(export_dir, "assets.extra"), exist_ok=True)
-    with open(os.path.join(export_dir, EXPORT_INFO), "w", encoding="utf-8") as f:
-        json.dump(info, f, indent=1, sort_keys=True)
-    return export_dir
+    return write_savedmodel_atomic(export_dir, lambda tmp: archive.write_out(tmp, verbose=False), info)
 
 
 def run_tf1_session(

@@ -50,6 +50,7 @@ from albert_tf.checkpoints.report import (
     assign_official_arrays,
     model_official_arrays,
 )
+from albert_tf.data.files import makedirs, write_bytes_atomic
 
 HF_PREFIX = "albert."
 
@@ -406,7 +407,7 @@ def save_huggingface_arrays(
     anything is written, so a wrong tokenizer leaves ``output_dir`` untouched.
     """
     require_safetensors(output_dir)
-    from safetensors.numpy import save_file
+    from safetensors.numpy import save
 
     tokenizer: dict[str, bytes] = {}
     if spm_model_file or vocab_file:
@@ -439,14 +440,12 @@ def save_huggingface_arrays(
         rows = int(state.get("classifier.weight", state.get("qa_outputs.weight")).shape[0])
         hf_config["id2label"] = {str(i): f"LABEL_{i}" for i in range(rows)}
         hf_config["label2id"] = {f"LABEL_{i}": i for i in range(rows)}
-    os.makedirs(output_dir, exist_ok=True)
-    weights = os.path.join(output_dir, "model.safetensors")
-    save_file(state, weights, metadata={"format": "pt"})
-    config_path = os.path.join(output_dir, "config.json")
-    with open(config_path, "w", encoding="utf-8") as f:
-        json.dump(hf_config, f, indent=2, sort_keys=True)
-        f.write("\n")
-    return [weights, config_path, *_write_files(output_dir, tokenizer)]
+    files = {
+        "model.safetensors": save(state, metadata={"format": "pt"}),
+        "config.json": (json.dumps(hf_config, indent=2, sort_keys=True) + "\n").encode("utf-8"),
+        **tokenizer,
+    }
+    return _write_files(output_dir, files)
 
 
 # ---------------------------------------------------------------------------- tokenizer out
@@ -543,17 +542,15 @@ def huggingface_tokenizer_files(
 
 
 def _write_files(output_dir: str, files: Mapping[str, bytes]) -> list[str]:
-    """Write ``{name: bytes}`` into ``output_dir`` through ``tf.io.gfile``; returns the paths."""
+    """Write ``{name: bytes}`` into ``output_dir`` (any ``tf.io.gfile`` filesystem), each file under a temporary
+    name renamed when complete; returns the paths."""
     if not files:
         return []
-    import tensorflow as tf
-
-    tf.io.gfile.makedirs(output_dir)
+    makedirs(output_dir)
     written = []
     for name, data in files.items():
         path = os.path.join(output_dir, name)
-        with tf.io.gfile.GFile(path, "wb") as f:
-            f.write(data)
+        write_bytes_atomic(path, data)
         written.append(path)
     return written
 

@@ -3,7 +3,8 @@
 So a ``gs://`` (or ``ram://``, or any other TensorFlow filesystem) data dir, cache dir or output dir works the
 same as a local one. TensorFlow is imported on first use, not when the module is imported: ``albert_tf.data.glue``
 (task names for flag help) stays cheap to import. Result files everywhere (GLUE caches and submissions, run
-metadata, evaluation results, predictions) are written with :func:`write_text_atomic`.
+metadata, evaluation results, predictions, Hugging Face exports) are written with :func:`write_text_atomic` /
+:func:`write_bytes_atomic`.
 """
 
 from __future__ import annotations
@@ -40,13 +41,18 @@ def replace(tmp: str, path: str) -> None:
     gfile().rename(tmp, path, overwrite=True)
 
 
-def write_text_atomic(path: str, text: str) -> None:
-    """Write ``text`` (UTF-8, newlines as given) to a temporary name, then rename it over ``path``.
+def write_bytes_atomic(path: str, data: bytes) -> None:
+    """Write ``data`` to a temporary name, then rename it over ``path``.
 
     A killed run leaves the old file or none, never a half-written one. The temporary name carries the pid, so two
     processes writing the same file (the workers of one multi-worker run) never share it.
     """
     tmp = f"{path}.tmp-{os.getpid()}"
-    with gfile().GFile(tmp, "w") as f:
-        f.write(text)
+    with gfile().GFile(tmp, "wb") as f:
+        f.write(data)
     replace(tmp, path)
+
+
+def write_text_atomic(path: str, text: str) -> None:
+    """:func:`write_bytes_atomic` of ``text`` as UTF-8 (newlines as given)."""
+    write_bytes_atomic(path, text.encode("utf-8"))

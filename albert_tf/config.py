@@ -128,6 +128,16 @@ class AlbertConfig:
                 f"({self.max_position_embeddings})"
             )
 
+    def check_vocab_size(self, pieces: int) -> None:
+        """Raise if a tokenizer of ``pieces`` pieces does not belong to this config.
+
+        Why: ids of another vocabulary embed silently wrong rows (or fail only inside a step)."""
+        if int(pieces) != self.vocab_size:
+            raise ConfigError(
+                f"the tokenizer has {pieces} pieces but albert_config vocab_size is {self.vocab_size}: vocab and "
+                "config do not belong together"
+            )
+
     # ------------------------------------------------------------------ derived
     @property
     def head_size(self) -> int:

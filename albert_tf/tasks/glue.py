@@ -26,7 +26,7 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
-from albert_tf.config import AlbertConfig
+from albert_tf.config import AlbertConfig, ConfigError
 from albert_tf.data import glue
 from albert_tf.data.files import write_text_atomic
 from albert_tf.evaluation import glue_metrics
@@ -117,11 +117,10 @@ class GlueTask(Task):
         albert_config = AlbertConfig.load(options.albert_config_file)
         albert_config.check_max_seq_length(options.max_seq_length)
         tokenizer = load_tokenizer(options)
-        if tokenizer.vocab_size != albert_config.vocab_size:
-            raise TaskError(
-                f"the tokenizer has {tokenizer.vocab_size} pieces but albert_config vocab_size is "
-                f"{albert_config.vocab_size}: vocab and config do not belong together"
-            )
+        try:
+            albert_config.check_vocab_size(tokenizer.vocab_size)
+        except ConfigError as e:  # a run option error: same exit path as the other option checks
+            raise TaskError(str(e)) from None
         task = cls(processor, albert_config, options.max_seq_length, options, run, tokenizer, seed)
         for split in task._needed_splits():
             if not processor.get_examples(options.data_dir, split):  # parse + validate every row now

@@ -11,7 +11,6 @@ Files are written under a temporary name and renamed when complete, through ``tf
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import logging
 import os
@@ -19,6 +18,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from albert_tf.data import files as _fs
+from albert_tf.data.cache import file_digest, key_digest, tokenizer_identity
 from albert_tf.data.glue.tsv import GlueProcessor, InputExample
 from albert_tf.tokenization.packing import pack_inputs
 
@@ -57,21 +57,6 @@ def convert_example(
     return InputFeatures(input_ids, input_mask, segment_ids, label_id)
 
 
-def _file_digest(path: str) -> str:
-    h = hashlib.sha256()
-    with _fs.gfile().GFile(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
-def _tokenizer_identity(tokenizer: Any) -> Any:
-    ident = getattr(tokenizer, "identity", None)
-    if ident is None:
-        raise TypeError("the tokenizer needs an identity() (hash of its model/vocab and options) to key the cache")
-    return ident() if callable(ident) else ident
-
-
 def cache_key(
     processor: GlueProcessor, split: str, source_paths: Sequence[str], tokenizer: Any, max_seq_length: int
 ) -> dict[str, Any]:
@@ -80,8 +65,8 @@ def cache_key(
         "format_version": FEATURE_FORMAT_VERSION,
         "task": processor.name,
         "split": split,
-        "source_sha256": [_file_digest(p) for p in source_paths],
-        "tokenizer": _tokenizer_identity(tokenizer),
+        "source_sha256": [file_digest(p) for p in source_paths],
+        "tokenizer": tokenizer_identity(tokenizer),
         "max_seq_length": int(max_seq_length),
         "labels": processor.get_labels(),
     }
@@ -151,7 +136,7 @@ def cached_features(
     sources = processor.source_paths(data_dir, split)
     examples = processor.get_examples(data_dir, split)
     key = cache_key(processor, split, sources, tokenizer, max_seq_length)
-    digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
+    digest = key_digest(key)
     _fs.makedirs(cache_dir)
     record = os.path.join(cache_dir, f"{processor.name}_{split}_{digest}.tf_record")
     sidecar = record + ".json"

@@ -144,11 +144,34 @@ def classifier_head_variable_map(model) -> dict[str, VariableRef]:
     }
 
 
-def head_variable_maps() -> list[tuple[type, object]]:
-    """``(task model class, function model -> {official head name: VariableRef})``; SQuAD and RACE go here."""
-    from albert_tf.modeling.classifier import AlbertClassifier
+def squad_head_variable_map(model) -> dict[str, VariableRef]:
+    """``run_squad_v1.py``'s or ``run_squad_v2.py``'s head (spec 1.4), by ``model.version_2_with_negative``.
 
-    return [(AlbertClassifier, classifier_head_variable_map)]
+    v1: ``cls/squad/output_weights`` [2, H] (our Dense kernel [H, 2] transposed) and ``cls/squad/output_bias``.
+    v2: the ``tf.layers.dense`` kernels [in, out] stored as they are: ``start_logits/dense``,
+    ``end_logits/dense_0``, ``end_logits/LayerNorm``, ``end_logits/dense_1``, ``answer_class/dense_0`` and
+    ``answer_class/dense_1`` (kernel only: no bias).
+    """
+    if not model.version_2_with_negative:
+        return {
+            "cls/squad/output_weights": VariableRef(model.squad_output.kernel, "transpose"),
+            "cls/squad/output_bias": VariableRef(model.squad_output.bias),
+        }
+    out = _dense("start_logits/dense", model.start_dense)
+    out.update(_dense("end_logits/dense_0", model.end_dense_0))
+    out.update(_layer_norm("end_logits/LayerNorm", model.end_layer_norm))
+    out.update(_dense("end_logits/dense_1", model.end_dense_1))
+    out.update(_dense("answer_class/dense_0", model.answer_dense_0))
+    out["answer_class/dense_1/kernel"] = VariableRef(model.answer_dense_1.kernel)
+    return out
+
+
+def head_variable_maps() -> list[tuple[type, object]]:
+    """``(task model class, function model -> {official head name: VariableRef})``; RACE goes here too."""
+    from albert_tf.modeling.classifier import AlbertClassifier
+    from albert_tf.modeling.squad import AlbertSquad
+
+    return [(AlbertClassifier, classifier_head_variable_map), (AlbertSquad, squad_head_variable_map)]
 
 
 def expected_official_shapes(config, with_pretraining_heads: bool = True) -> dict[str, tuple[int, ...]]:

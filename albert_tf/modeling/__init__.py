@@ -6,6 +6,7 @@ from albert_tf.modeling.embeddings import AlbertEmbeddings, TiedEmbedding
 from albert_tf.modeling.encoder import AlbertEncoder
 from albert_tf.modeling.heads import MaskedLMHead, SentenceOrderHead
 from albert_tf.modeling.models import AlbertPretrainer
+from albert_tf.modeling.squad import AlbertSquad
 from albert_tf.modeling.transformer import AttentionSublayer, FeedForwardSublayer, TransformerBlock
 
 __all__ = [
@@ -14,6 +15,7 @@ __all__ = [
     "AlbertEmbeddings",
     "AlbertEncoder",
     "AlbertPretrainer",
+    "AlbertSquad",
     "AttentionSublayer",
     "FeedForwardSublayer",
     "MaskedLMHead",

@@ -51,7 +51,7 @@ setup(
     # The root run_*.py scripts are thin shells over albert_tf.cli and are not installed; the packaged presets
     # (albert_tf/configs, `--preset=NAME`) are.
     include_package_data=True,
-    package_data={"albert_tf.configs": ["*.json", "*.flags", "glue/*.flags"]},
+    package_data={"albert_tf.configs": ["*.json", "*.flags", "glue/*.flags", "squad/*.flags"]},
     install_requires=INSTALL_REQUIRES,
     extras_require=EXTRAS,
     entry_points={
@@ -59,6 +59,7 @@ setup(
             "albert-demo=albert_tf.demo.__main__:main",
             "run_pretraining=albert_tf.cli.run_pretraining:main",
             "run_classifier=albert_tf.cli.run_classifier:main",
+            "run_squad=albert_tf.cli.run_squad:main",
             "create_pretraining_data=albert_tf.cli.create_pretraining_data:main",
             "export_savedmodel=albert_tf.cli.export_savedmodel:main",
             "albert_convert_checkpoint=albert_tf.cli.convert_checkpoint:main",

@@ -26,7 +26,9 @@ import abc
 from typing import Any
 
 import numpy as np
+from absl import logging
 
+from albert_tf.config import AlbertConfig, ConfigError
 from albert_tf.training.run_config import RunError
 
 TRAIN, EVAL, PREDICT = "train", "eval", "predict"
@@ -64,6 +66,11 @@ class Task(abc.ABC):
     def warn_without_init_checkpoint(self) -> None:
         """Called when training starts from random initialisation (no ``--init_checkpoint``, nothing to resume)."""
         return None
+
+    def data_report(self) -> dict[str, Any]:
+        """What reading the task's data counted (skipped rows, failed alignments, truncations), for
+        ``run_summary.json``; called after :meth:`prepare`. Nothing is dropped without being counted here."""
+        return {}
 
     # ---------------------------------------------------------------- model and data
     def prepare(self) -> None:
@@ -103,3 +110,25 @@ class Task(abc.ABC):
     def export(self, model: Any, export_dir: str, step: int, source: str) -> str:
         """Write a SavedModel of ``model`` under ``export_dir``; returns its path."""
         raise TaskError(f"{self.name}: --export_dir is not supported")
+
+
+def load_albert_config(albert_config_file: str, max_seq_length: int, vocab_size: int) -> AlbertConfig:
+    """The fine-tuning model's config, checked against ``--max_seq_length`` and the tokenizer's vocabulary size
+    (one line, as a :class:`TaskError`, naming the flag that disagrees)."""
+    config = AlbertConfig.load(albert_config_file)
+    config.check_max_seq_length(max_seq_length)
+    try:
+        config.check_vocab_size(vocab_size)
+    except ConfigError as e:  # a run option error: same exit path as the other option checks
+        raise TaskError(str(e)) from None
+    return config
+
+
+def warn_random_initialisation() -> None:
+    """The loud warning of a fine-tuning run without ``--init_checkpoint`` (google-research/albert#132)."""
+    banner = "!" * 100
+    logging.warning(
+        f"\n{banner}\n!! WARNING: no --init_checkpoint: fine-tuning starts from RANDOM initialisation.\n"
+        "!! Scores will be near chance (google-research/albert#132). Pass --init_checkpoint=<pretrained ALBERT: "
+        f"official TF1, albert-tf or Hugging Face checkpoint>.\n{banner}"
+    )

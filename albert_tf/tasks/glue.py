@@ -26,13 +26,13 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
-from albert_tf.config import AlbertConfig, ConfigError
+from albert_tf.config import AlbertConfig
 from albert_tf.data import glue
 from albert_tf.data.files import write_text_atomic
 from albert_tf.evaluation import glue_metrics
 from albert_tf.export.serving import export_classifier
 from albert_tf.modeling.classifier import AlbertClassifier, classification_per_example_loss, classifier_logits
-from albert_tf.tasks.base import EVAL, PREDICT, TRAIN, Task, TaskError
+from albert_tf.tasks.base import EVAL, PREDICT, TRAIN, Task, TaskError, load_albert_config, warn_random_initialisation
 from albert_tf.tokenization import AlbertPreprocessor, FullTokenizer
 from albert_tf.training.experiment import run_experiment, validate_options
 from albert_tf.training.run_config import ExperimentConfig, RunOptions
@@ -114,13 +114,8 @@ class GlueTask(Task):
         processor = glue.get_processor(options.task_name)
         if run.export_dir and not options.spm_model_file:
             raise TaskError("--export_dir writes an in-graph SentencePiece tokenizer: it needs --spm_model_file")
-        albert_config = AlbertConfig.load(options.albert_config_file)
-        albert_config.check_max_seq_length(options.max_seq_length)
         tokenizer = load_tokenizer(options)
-        try:
-            albert_config.check_vocab_size(tokenizer.vocab_size)
-        except ConfigError as e:  # a run option error: same exit path as the other option checks
-            raise TaskError(str(e)) from None
+        albert_config = load_albert_config(options.albert_config_file, options.max_seq_length, tokenizer.vocab_size)
         task = cls(processor, albert_config, options.max_seq_length, options, run, tokenizer, seed)
         for split in task._needed_splits():
             if not processor.get_examples(options.data_dir, split):  # parse + validate every row now
@@ -163,12 +158,7 @@ class GlueTask(Task):
         return task
 
     def warn_without_init_checkpoint(self) -> None:
-        banner = "!" * 100
-        logging.warning(
-            f"\n{banner}\n!! WARNING: no --init_checkpoint: fine-tuning starts from RANDOM initialisation.\n"
-            "!! Scores will be near chance (google-research/albert#132). Pass --init_checkpoint=<pretrained ALBERT: "
-            f"official TF1, albert-tf or Hugging Face checkpoint>.\n{banner}"
-        )
+        warn_random_initialisation()
 
     # ---------------------------------------------------------------- model and data
     def prepare(self) -> None:

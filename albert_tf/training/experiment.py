@@ -192,6 +192,9 @@ def _run(task: Any, config: ExperimentConfig, results_dir: str, on_evaluation, l
     if run.do_train and trainer.chief and albert_config is not None:
         albert_config.to_json_file(os.path.join(run.output_dir, "albert_config.json"))
     summary: dict[str, Any] = {"task": task.name, "key_metric": task.key_metric}
+    report = task.data_report()
+    if report:
+        summary["data"] = report
     evaluator = CheckpointEvaluator(results_dir, task.name, task.key_metric, log=log) if run.do_eval else None
 
     def evaluate(step: int) -> None:

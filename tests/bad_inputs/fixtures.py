@@ -79,7 +79,47 @@ def build(root: pathlib.Path) -> dict[str, str]:
     (bad / "hf_no_weights").mkdir()
     (bad / "hf_no_weights" / "config.json").write_text('{"model_type": "albert", "vocab_size": 300}')
     paths["bad"] = str(bad)
+    paths["squad"] = write_squad_files(root / "squad", bad)
     return paths
+
+
+SQUAD_CONTEXT = "The sun was bright over the hills. Rain fell in the valley at night, and the river rose."
+
+
+def _squad(questions: list[dict]) -> dict:
+    return {"version": "v2.0", "data": [{"title": "weather", "paragraphs": [{"context": SQUAD_CONTEXT,
+                                                                            "qas": questions}]}]}
+
+
+def _question(qid: str, question: str, answer: str | None, shift: int = 0) -> dict:
+    if answer is None:
+        return {"id": qid, "question": question, "answers": [], "is_impossible": True}
+    start = SQUAD_CONTEXT.index(answer) + shift
+    return {"id": qid, "question": question, "answers": [{"text": answer, "answer_start": start}],
+            "is_impossible": False}
+
+
+def write_squad_files(folder: pathlib.Path, bad: pathlib.Path) -> str:
+    """A valid SQuAD 2.0 file (``folder/train.json``) and bad variants in ``bad/`` (one defect each)."""
+    import json
+
+    folder.mkdir()
+    good = [
+        _question("q-sun", "What was bright?", "The sun"),
+        _question("q-rain", "Where did rain fall?", "in the valley"),
+        _question("q-snow", "Where did snow fall?", None),
+    ]
+    (folder / "train.json").write_text(json.dumps(_squad(good)))
+    (bad / "squad_not_squad.json").write_text(json.dumps([{"sentence": "not squad", "label": 1}]))
+    no_answers = [dict(good[0]), good[1]]
+    del no_answers[0]["answers"]
+    (bad / "squad_no_answers.json").write_text(json.dumps(_squad(no_answers)))
+    (bad / "squad_bad_start.json").write_text(json.dumps(_squad([good[0], _question("q-off", "Where?", "valley", 3)])))
+    long_question = "Which " + " ".join(["very"] * 40) + " bright thing was there?"
+    (bad / "squad_long_question.json").write_text(
+        json.dumps(_squad([*good, _question("q-long", long_question, "The sun")]))
+    )
+    return str(folder)
 
 
 def checksums(root: str, skip: tuple[str, ...] = ("out",)) -> dict[str, str]:

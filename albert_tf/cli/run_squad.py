@@ -1,0 +1,136 @@
+"""run_squad: fine-tune ALBERT on SQuAD 1.1 or 2.0: train, evaluate every checkpoint, predict answers.
+
+The official flags of run_squad_v1.py and run_squad_v2.py under one command (spec 4.2), with
+--version_2_with_negative choosing the v2 head (beam + answer class) and v2 scoring. Presets with the README
+hyper-parameters: --preset=squad/v1 and --preset=squad/v2 (`python -m albert_tf.configs` lists them).
+
+  run_squad --preset=squad/v2 --train_file=train-v2.0.json --predict_file=dev-v2.0.json \\
+      --albert_config_file=albert_base_v2 --spm_model_file=30k-clean.model \\
+      --init_checkpoint=albert_base/model.ckpt-best --output_dir=out/squad2 --do_train --do_eval --do_predict
+
+--do_eval scores every checkpoint on --predict_file (the official predict loop) and keeps the best by F1 in
+<output_dir>/best/; --do_predict writes predictions.json, nbest_predictions.json and (v2) null_odds.json with the
+best weights (or --predict_checkpoint) and scores them when the file has answers. v2 scores are reported twice:
+exact/f1 with the null threshold tuned on the same file (the official numbers) and fixed_exact/fixed_f1 with
+--null_score_diff_threshold (nothing tuned on the answers).
+"""
+
+from __future__ import annotations
+
+from absl import flags
+
+from albert_tf.cli import app
+from albert_tf.cli import flags as shared
+
+FLAGS = flags.FLAGS
+
+
+def define_flags(fv: flags.FlagValues = FLAGS) -> None:
+    """The flags of run_squad on ``fv`` (idempotent): official names and defaults of run_squad_v1/v2.py."""
+    if "version_2_with_negative" in fv:
+        return
+    flags.DEFINE_string("train_file", None, "SQuAD JSON for training (official layout, v1.1 or v2.0).",
+                        flag_values=fv)
+    flags.DEFINE_string("predict_file", None,
+                        "SQuAD JSON to evaluate (--do_eval) and answer (--do_predict).", flag_values=fv)
+    flags.DEFINE_string("albert_config_file", None,
+                        "albert_config.json of the pretrained model, or a preset name (albert_base_v2, ...).",
+                        flag_values=fv)
+    flags.DEFINE_string("spm_model_file", None, "SentencePiece model (30k-clean.model); SQuAD is SentencePiece only.",
+                        flag_values=fv)
+    flags.DEFINE_string("vocab_file", None, "Official flag; WordPiece is not supported for SQuAD.", flag_values=fv)
+    flags.DEFINE_bool("do_lower_case", True, "Lower-case the text (preprocess_text).", flag_values=fv)
+    flags.DEFINE_integer("max_seq_length", 384, "Tokens per window: [CLS] question [SEP] context [SEP].",
+                         flag_values=fv)
+    flags.DEFINE_integer("doc_stride", 128, "Tokens between the starts of two context windows.", flag_values=fv)
+    flags.DEFINE_integer("max_query_length", 64, "Question tokens kept (longer questions are cut and reported).",
+                         flag_values=fv)
+    flags.DEFINE_bool("version_2_with_negative", False,
+                      "SQuAD 2.0: unanswerable questions, the XLNet-style beam + answer-class head, v2 scoring.",
+                      flag_values=fv)
+    flags.DEFINE_bool("do_predict", False,
+                      "Write predictions.json, nbest_predictions.json and (v2) null_odds.json for --predict_file.",
+                      flag_values=fv)
+    flags.DEFINE_integer("n_best_size", 20, "Candidates kept per question in nbest_predictions.json.", flag_values=fv)
+    flags.DEFINE_integer("max_answer_length", 30, "Longest answer, in tokens.", flag_values=fv)
+    flags.DEFINE_integer("start_n_top", 5, "v2 beam: start positions kept.", flag_values=fv)
+    flags.DEFINE_integer("end_n_top", 5, "v2 beam: end positions kept per start.", flag_values=fv)
+    flags.DEFINE_float("dropout_prob", 0.1, "v2: dropout in the answer-class layer.", flag_values=fv)
+    flags.DEFINE_float("null_score_diff_threshold", 0.0,
+                       "v2: answer '' when the null score (min over windows of the answer-class logit) is >= this. "
+                       "Used for predictions.json and the fixed_* scores.", flag_values=fv)
+    flags.DEFINE_float("num_train_epochs", 3.0,
+                       "Epochs over the training questions when --num_train_steps is 0 (official step count "
+                       "int(questions / train_batch_size * epochs)).", flag_values=fv)
+    flags.DEFINE_float("warmup_proportion", 0.1, "Warmup share of the steps when --num_warmup_steps is < 0.",
+                       flag_values=fv)
+    flags.DEFINE_string("cached_dir", None,
+                        "Where feature TFRecords + JSON side files are cached (default: the directory of "
+                        "--train_feature_file/--predict_feature_file, else --output_dir).", flag_values=fv)
+    flags.DEFINE_string("train_feature_file", None,
+                        "Official flag: its directory holds the training feature cache (keyed file names).",
+                        flag_values=fv)
+    flags.DEFINE_string("predict_feature_file", None,
+                        "Official flag: its directory holds the prediction feature cache (keyed file names).",
+                        flag_values=fv)
+    flags.DEFINE_string("predict_feature_left_file", None,
+                        "Official flag (a pickle there); accepted and unused: the window metadata lives in the "
+                        "cache's JSON side file.", flag_values=fv)
+    flags.DEFINE_bool("use_einsum", True, "Official v1 flag for TFLite; accepted, no effect here.", flag_values=fv)
+    flags.DEFINE_string("predict_checkpoint", None,
+                        "Predict from this fine-tuned checkpoint instead of output_dir's best (predict-only mode).",
+                        flag_values=fv)
+    flags.DEFINE_enum("sharing", "all", ["all", "attention", "ffn", "none"], "Cross-layer sharing (paper Table 4).",
+                      flag_values=fv)
+    shared.define_hub_module_flag(fv)
+    shared.define_all_training_flags(
+        fv, optimizer="adamw", learning_rate=5e-5, num_train_steps=0, num_warmup_steps=-1, steps_per_loop=1000,
+        save_checkpoints_steps=1000, keep_checkpoint_max=0, train_batch_size=32, eval_batch_size=8, max_eval_steps=0,
+    )
+    fv["num_train_steps"].help = "Optimizer updates; 0: from --num_train_epochs (official)."
+    fv["num_warmup_steps"].help = "Linear warmup steps; < 0: int(num_train_steps * --warmup_proportion) (official)."
+    flags.DEFINE_alias("train_step", "num_train_steps", flag_values=fv)
+    flags.DEFINE_alias("warmup_step", "num_warmup_steps", flag_values=fv)
+
+
+def config_from_flags(fv: flags.FlagValues = FLAGS):
+    """The run's ExperimentConfig: every flag to its one field."""
+    from albert_tf.tasks import squad
+
+    values = shared.apply_hub_module(shared.option_values(fv))
+    values["spm_model_file"] = values.get("spm_model_file") or None
+    return squad.make_config(**values)
+
+
+def _main(argv: list[str]) -> int:
+    from albert_tf.tasks import squad
+
+    summary = squad.run(config_from_flags())
+    best = summary.get("best")
+    if best:
+        print(f"best f1 = {best['f1']:.2f} (exact {best['exact']:.2f}) at step {best['global_step']}", flush=True)
+    scores = (summary.get("predict") or {}).get("scores")
+    if scores:
+        print("predictions: " + ", ".join(f"{k} {v:.2f}" for k, v in scores.items() if isinstance(v, float)),
+              flush=True)
+    return 0
+
+
+def expected_errors() -> tuple[type[BaseException], ...]:
+    from albert_tf.checkpoints import CheckpointError
+    from albert_tf.config import ConfigError
+    from albert_tf.data.squad import SquadDataError
+    from albert_tf.tokenization import TokenizerError
+    from albert_tf.training.run_config import RunError
+
+    return (RunError, ConfigError, SquadDataError, CheckpointError, TokenizerError)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console script ``run_squad``."""
+    define_flags()
+    app.run(_main, __doc__, errors=expected_errors(), argv=argv)
+
+
+if __name__ == "__main__":
+    main()

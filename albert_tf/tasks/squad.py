@@ -1,0 +1,597 @@
+"""The SQuAD 1.1 / 2.0 job behind ``run_squad`` (spec 4.2): one task on the shared runner skeleton.
+
+Reader and features: ``albert_tf.data.squad``; model and loss: ``albert_tf.modeling.squad``; post-processing:
+``albert_tf.evaluation.squad_predictions``; scoring: ``albert_tf.evaluation.squad_metrics``. This module only
+wires them to the hooks of ``tasks/base.py``:
+
+* One window of a question is one row of the input pipeline; the evaluation outputs of every window (with its
+  ``unique_ids``) are gathered over the whole file and :meth:`SquadTask.aggregate` maps them back to questions,
+  so answers that need several windows are exact.
+* ``--version_2_with_negative`` selects the XLNet-style v2 head (beam + answer class) and v2 scoring; without it the
+  v1 span head and v1.1 scoring (over the answerable questions when the file has unanswerable ones).
+* v2 metrics are reported both ways: ``exact``/``f1`` as the official runner does (with the null-score threshold
+  tuned on this same file, ``null_score_diff_threshold``; the official numbers, optimistic) and ``fixed_exact`` /
+  ``fixed_f1`` with the threshold of ``--null_score_diff_threshold`` (honest numbers: nothing tuned on the answers).
+  ``predictions.json`` uses the fixed threshold; ``null_odds.json`` holds every question's null score, so any other
+  threshold can be applied afterwards.
+* ``--do_eval`` evaluates every checkpoint on ``--predict_file`` and keeps the best by ``f1`` (the official predict
+  loop); ``--do_predict`` writes ``predictions.json``, ``nbest_predictions.json`` and (v2) ``null_odds.json`` with
+  the best (or ``--predict_checkpoint``) weights, and scores them when the file has gold answers. Predict-only works
+  (the official v1 crashes there) and never needs ``--train_file``.
+* Without ``--num_train_steps`` the step count is the official ``int(len(train examples) / train_batch_size *
+  num_train_epochs)`` and, without ``--num_warmup_steps``, the warmup ``int(steps * warmup_proportion)``.
+
+``python -m albert_tf.tasks.squad span_upper_bound ...`` is the span-upper-bound diagnostic (:func:`span_upper_bound`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from absl import logging
+
+from albert_tf.data import squad as squad_data
+from albert_tf.data.files import write_text_atomic
+from albert_tf.evaluation import squad_metrics
+from albert_tf.evaluation.squad_predictions import SquadPredictions, postprocess
+from albert_tf.tasks.base import PREDICT, TRAIN, Task, TaskError, load_albert_config, warn_random_initialisation
+from albert_tf.tokenization import FullTokenizer
+from albert_tf.training.run_config import ExperimentConfig, RunOptions
+
+MODEL_INPUTS = ("input_ids", "input_mask", "segment_ids")
+
+
+@dataclasses.dataclass
+class SquadOptions:
+    """The SQuAD task's own ``run_squad`` flags (the official names and defaults of run_squad_v1/v2.py)."""
+
+    train_file: str | None = None
+    predict_file: str | None = None
+    albert_config_file: str = ""
+    spm_model_file: str | None = None
+    vocab_file: str | None = None
+    do_lower_case: bool = True
+    max_seq_length: int = 384
+    doc_stride: int = 128
+    max_query_length: int = 64
+    version_2_with_negative: bool = False
+    n_best_size: int = 20
+    max_answer_length: int = 30
+    start_n_top: int = 5
+    end_n_top: int = 5
+    dropout_prob: float = 0.1
+    null_score_diff_threshold: float = 0.0
+    num_train_epochs: float = 3.0
+    warmup_proportion: float = 0.1
+    sharing: str = "all"
+    cached_dir: str | None = None
+    # Official cache-file flags: our caches are keyed by content, so only their directory is used.
+    train_feature_file: str | None = None
+    predict_feature_file: str | None = None
+    predict_feature_left_file: str | None = None
+    use_einsum: bool = True  # official v1 (TFLite) flag; our attention needs no switch
+
+
+def make_config(**options: Any) -> ExperimentConfig:
+    """A SQuAD experiment from flat options (the ``run_squad`` flag names; official aliases accepted)."""
+    return ExperimentConfig.from_flat(SquadOptions, options)
+
+
+def run(config: ExperimentConfig) -> dict[str, Any]:
+    """Train / evaluate / predict as ``config`` says; returns the run summary."""
+    from albert_tf.training.experiment import run_experiment, validate_options
+
+    task = SquadTask.from_options(config.task, config.run, seed=config.trainer.seed)
+    config = dataclasses.replace(config, trainer=task.training_schedule(config.trainer))
+    validate_options(config.trainer, config.run)
+    return run_experiment(task, config)
+
+
+def load_tokenizer(options: SquadOptions) -> FullTokenizer:
+    """SQuAD is SentencePiece only (spec 4.2): the character alignment works on SentencePiece pieces."""
+    if not options.spm_model_file:
+        which = " (--vocab_file is WordPiece: not supported for SQuAD)" if options.vocab_file else ""
+        raise TaskError(f"--spm_model_file is required: SQuAD features are SentencePiece only{which}")
+    return FullTokenizer(do_lower_case=options.do_lower_case, spm_model_file=options.spm_model_file)
+
+
+class SquadTask(Task):
+    """SQuAD v1.1 (span head) or v2.0 (beam + answer class): features, model, post-processing, official scoring."""
+
+    name = "squad"
+    key_metric = "f1"
+
+    def __init__(self, options: SquadOptions, run: RunOptions, tokenizer: FullTokenizer, albert_config: Any,
+                 seed: int | None = None) -> None:
+        self.options = options
+        self.run = run
+        self.tokenizer = tokenizer
+        self.albert_config = albert_config
+        self.seed = seed
+        self.name = "squad_v2" if options.version_2_with_negative else "squad_v1"
+        self.train_examples: list[squad_data.SquadExample] = []
+        self.predict_examples: list[squad_data.SquadExample] = []
+        self.predict_dataset: list[dict] = []
+        self.cached: dict[str, squad_data.CachedSquad] = {}
+
+    @classmethod
+    def from_options(cls, options: SquadOptions, run: RunOptions, seed: int | None = None) -> SquadTask:
+        """Every check that needs no TF op (flags, config, tokenizer, both JSON files), one line each."""
+        if not options.albert_config_file:
+            raise TaskError("--albert_config_file is required")
+        if run.do_train and not options.train_file:
+            raise TaskError("--do_train needs --train_file (SQuAD JSON)")
+        if (run.do_eval or run.do_predict) and not options.predict_file:
+            raise TaskError("--do_eval/--do_predict need --predict_file (SQuAD JSON)")
+        if options.max_seq_length <= options.max_query_length + 3:
+            raise TaskError(
+                f"--max_seq_length={options.max_seq_length} must be > --max_query_length + 3 "
+                f"({options.max_query_length + 3}): [CLS] question [SEP] context [SEP] leaves no room for the context"
+            )
+        for name in ("doc_stride", "n_best_size", "max_answer_length", "start_n_top", "end_n_top"):
+            if getattr(options, name) < 1:
+                raise TaskError(f"--{name} must be >= 1, got {getattr(options, name)}")
+        if not 0.0 <= options.dropout_prob < 1.0:
+            raise TaskError(f"--dropout_prob={options.dropout_prob} must be in [0, 1)")
+        if options.start_n_top > options.max_seq_length or options.end_n_top > options.max_seq_length:
+            raise TaskError("--start_n_top and --end_n_top must be <= --max_seq_length")
+        tokenizer = load_tokenizer(options)
+        albert_config = load_albert_config(options.albert_config_file, options.max_seq_length, tokenizer.vocab_size)
+        task = cls(options, run, tokenizer, albert_config, seed)
+        v2 = options.version_2_with_negative
+        if run.do_train:
+            task.train_examples = squad_data.read_squad_examples(options.train_file, True, v2)
+            if not task.train_examples:
+                raise TaskError(f"--train_file {options.train_file} holds no question")
+        if run.do_eval or run.do_predict:
+            task.predict_dataset = squad_data.read_squad_json(options.predict_file)
+            task.predict_examples = squad_data.read_squad_examples(options.predict_file, False, v2)
+            if not task.predict_examples:
+                raise TaskError(f"--predict_file {options.predict_file} holds no question")
+            if run.do_eval and not any(e.answers or e.is_impossible for e in task.predict_examples):
+                raise TaskError(f"--do_eval: --predict_file {options.predict_file} has no gold answers to score")
+        return task
+
+    def training_schedule(self, trainer: Any) -> Any:
+        """The official step counts when ``--num_train_steps`` / ``--num_warmup_steps`` are not given (<= 0 / < 0)."""
+        steps = trainer.num_train_steps
+        if not self.run.do_train:
+            # No training: the optimizer the trainer still builds only needs a valid schedule.
+            return dataclasses.replace(
+                trainer, num_train_steps=max(1, steps), num_warmup_steps=max(0, trainer.num_warmup_steps)
+            )
+        if steps <= 0:
+            steps = int(len(self.train_examples) / trainer.train_batch_size * self.options.num_train_epochs)
+            if steps < 1:
+                raise TaskError(
+                    f"{len(self.train_examples)} training questions / --train_batch_size={trainer.train_batch_size} "
+                    f"x --num_train_epochs={self.options.num_train_epochs} is less than one step"
+                )
+        warmup = trainer.num_warmup_steps
+        if warmup < 0:
+            warmup = int(steps * self.options.warmup_proportion)
+        return dataclasses.replace(trainer, num_train_steps=steps, num_warmup_steps=warmup)
+
+    @property
+    def version_2(self) -> bool:
+        return self.options.version_2_with_negative
+
+    # ---------------------------------------------------------------- output directory
+    def identity(self) -> dict[str, Any]:
+        return {
+            "task": self.name,
+            "max_seq_length": self.options.max_seq_length,
+            "albert_config_file": self.options.albert_config_file,
+        }
+
+    def warn_without_init_checkpoint(self) -> None:
+        warn_random_initialisation()
+
+    # ---------------------------------------------------------------- model and data
+    def _cache_dir(self, official_file: str | None) -> str:
+        if self.options.cached_dir:
+            return self.options.cached_dir
+        if official_file:
+            return os.path.dirname(official_file) or "."
+        return self.run.output_dir
+
+    def prepare(self) -> None:
+        """Tokenize and window the needed files into keyed TFRecord + JSON caches (reused when nothing changed)."""
+        o = self.options
+        common = dict(
+            tokenizer=self.tokenizer,
+            max_seq_length=o.max_seq_length,
+            doc_stride=o.doc_stride,
+            max_query_length=o.max_query_length,
+            version_2_with_negative=o.version_2_with_negative,
+            do_lower_case=o.do_lower_case,
+        )
+        if self.run.do_train:
+            self.cached[TRAIN] = squad_data.cached_features(
+                o.train_file, is_training=True, cache_dir=self._cache_dir(o.train_feature_file), **common
+            )
+            if not self.cached[TRAIN].num_features:
+                raise TaskError(f"--train_file {o.train_file}: no question gave a feature (see the alignment report)")
+        if self.run.do_eval or self.run.do_predict:
+            self.cached[PREDICT] = squad_data.cached_features(
+                o.predict_file, is_training=False, cache_dir=self._cache_dir(o.predict_feature_file), **common
+            )
+        for split, path in ((TRAIN, o.train_file), (PREDICT, o.predict_file)):
+            if split in self.cached:  # every counted problem, one line each naming the file and question
+                summary, *problems = self.cached[split].report.log_lines(path)
+                logging.info(summary)
+                for line in problems:
+                    (logging.info if "doubled band" in line else logging.warning)(line)
+
+    def data_report(self) -> dict[str, Any]:
+        files = {TRAIN: self.options.train_file, PREDICT: self.options.predict_file}
+        return {
+            split: dict(cached.report.to_json(), file=files[split], num_features=cached.num_features)
+            for split, cached in self.cached.items()
+        }
+
+    def build_model(self) -> Any:
+        from albert_tf.modeling.squad import AlbertSquad
+
+        o = self.options
+        model = AlbertSquad(
+            self.albert_config,
+            version_2_with_negative=o.version_2_with_negative,
+            start_n_top=o.start_n_top,
+            end_n_top=o.end_n_top,
+            dropout_prob=o.dropout_prob,
+            sharing=o.sharing,
+        )
+        length = max(2, o.start_n_top, o.end_n_top)  # the beam's top-k needs that many positions
+        dummy = {k: np.zeros((1, length), np.int32) for k in (*MODEL_INPUTS, "p_mask")}
+        model(dummy, training=False)
+        return model
+
+    def build_inputs(self, split: str, global_batch_size: int):
+        cached = self.cached.get(TRAIN if split == TRAIN else PREDICT)
+        if cached is None:
+            return None
+        return squad_data.load_dataset(
+            cached.record_file,
+            self.options.max_seq_length,
+            global_batch_size,
+            is_training=split == TRAIN,
+            seed=self.seed,
+        )
+
+    def _inputs(self, features: dict, training: bool) -> dict:
+        names = list(MODEL_INPUTS)
+        if self.version_2:
+            names.append("p_mask")
+            if training:
+                names.append("start_positions")
+        return {k: features[k] for k in names}
+
+    def loss(self, model, features, training: bool):
+        import tensorflow as tf
+
+        from albert_tf.modeling.squad import squad_per_example_loss
+
+        outputs = model(self._inputs(features, training), training=training)
+        loss = tf.reduce_mean(squad_per_example_loss(outputs, features, self.version_2))
+        return loss, {"loss": loss}
+
+    # ---------------------------------------------------------------- evaluation and prediction
+    def eval_outputs(self, model, features):
+        import tensorflow as tf
+
+        outputs = model(self._inputs(features, False), training=False)
+        out = {k: tf.cast(v, tf.float32) if v.dtype.is_floating else v for k, v in outputs.items()}
+        out["unique_ids"] = features["unique_ids"]
+        return out
+
+    def _predictions(self, outputs: dict[str, np.ndarray]) -> SquadPredictions:
+        """Answers of every question whose windows are all in ``outputs`` (rows keyed by ``unique_ids``)."""
+        ids = outputs["unique_ids"]
+        rows = {int(uid): {k: v[i] for k, v in outputs.items() if k != "unique_ids"} for i, uid in enumerate(ids)}
+        cached = self.cached[PREDICT]
+        o = self.options
+        return postprocess(
+            cached.examples,
+            cached.features,
+            rows,
+            version_2_with_negative=self.version_2,
+            n_best_size=o.n_best_size,
+            max_answer_length=o.max_answer_length,
+            start_n_top=o.start_n_top,
+            end_n_top=o.end_n_top,
+        )
+
+    def aggregate(self, outputs: dict[str, np.ndarray]) -> dict[str, float]:
+        """Official SQuAD scores of the answered questions (v2: tuned and fixed threshold, see module docstring)."""
+        predictions = self._predictions(outputs)
+        metrics = score(
+            self.predict_dataset, predictions, self.version_2, self.options.null_score_diff_threshold
+        )
+        metrics["num_features"] = int(len(outputs["unique_ids"]))
+        return metrics
+
+    def write_predictions(self, outputs: dict[str, np.ndarray], results_dir: str) -> dict[str, Any]:
+        """``predictions.json``, ``nbest_predictions.json`` and (v2) ``null_odds.json``; scores when gold exists."""
+        import tensorflow as tf
+
+        predictions = self._predictions(outputs)
+        tf.io.gfile.makedirs(results_dir)
+        files = write_prediction_files(results_dir, predictions, self.options.null_score_diff_threshold)
+        summary: dict[str, Any] = {"files": files, "num_questions": len(predictions.best_text)}
+        if any(e.answers or e.is_impossible for e in self.predict_examples):
+            summary["scores"] = score(
+                self.predict_dataset, predictions, self.version_2, self.options.null_score_diff_threshold
+            )
+        return summary
+
+
+def write_prediction_files(results_dir: str, predictions: SquadPredictions, null_threshold: float) -> list[str]:
+    """The official output files (temporary name, then renamed); v2 answers use ``null_threshold``."""
+    files = {
+        "predictions.json": predictions.answers(null_threshold),
+        "nbest_predictions.json": predictions.nbest,
+    }
+    if predictions.null_scores is not None:
+        files["null_odds.json"] = predictions.null_scores
+    paths = []
+    for name, content in files.items():
+        path = os.path.join(results_dir, name)
+        write_text_atomic(path, json.dumps(content, indent=4, ensure_ascii=False) + "\n")
+        paths.append(path)
+    return paths
+
+
+def restrict_dataset(dataset: list[dict], qids: set[str]) -> list[dict]:
+    """A copy of the official ``data`` list holding only the questions in ``qids`` (the scored subset)."""
+    out = []
+    for article in dataset:
+        paragraphs = []
+        for paragraph in article.get("paragraphs", []):
+            qas = [qa for qa in paragraph.get("qas", []) if qa.get("id") in qids]
+            if qas:
+                paragraphs.append(dict(paragraph, qas=qas))
+        if paragraphs:
+            out.append(dict(article, paragraphs=paragraphs))
+    return out
+
+
+def score(
+    dataset: list[dict], predictions: SquadPredictions, version_2_with_negative: bool, null_threshold: float
+) -> dict[str, Any]:
+    """Official scores of the predicted questions.
+
+    v1: ``exact_match``/``f1`` of evaluate-v1.1 over the answerable questions (``unanswerable_skipped`` counts the
+    others). v2: ``exact``/``f1`` as ``run_squad_v2`` reports them (second pass with ``best_f1_thresh`` tuned on this
+    set, ``na_prob_thresh`` 1.0 on the logits), ``best_*`` of the first pass, the HasAns/NoAns breakdown, and the
+    ``fixed_*`` scores of ``predictions.json`` at ``null_threshold`` with ``answer_class_accuracy`` (null score >=
+    threshold vs unanswerable) beside ``majority_class_accuracy``.
+    """
+    dataset = restrict_dataset(dataset, set(predictions.best_text))
+    total = sum(len(p["qas"]) for a in dataset for p in a["paragraphs"])
+    if not version_2_with_negative:
+        answerable = squad_metrics.answerable_subset(dataset)
+        n = sum(len(p["qas"]) for a in answerable for p in a["paragraphs"])
+        metrics: dict[str, Any] = {"num_questions": total, "unanswerable_skipped": total - n}
+        if n:
+            result = squad_metrics.evaluate_v1(answerable, predictions.answers())
+            metrics.update(exact_match=result["exact_match"], f1=result["f1"], exact=result["exact_match"])
+        else:
+            metrics.update(exact_match=0.0, f1=0.0, exact=0.0)
+        return metrics
+    null_scores = predictions.null_scores
+    first = squad_metrics.evaluate_v2(dataset, predictions.answers(None), null_scores, 1.0)
+    tuned = first["best_f1_thresh"]
+    official = squad_metrics.evaluate_v2(dataset, predictions.answers(tuned), null_scores, 1.0)
+    fixed = squad_metrics.evaluate_v2(dataset, predictions.answers(null_threshold))
+    metrics = {"num_questions": total, "exact": official["exact"], "f1": official["f1"],
+               "null_score_diff_threshold": tuned}
+    for key in ("HasAns_exact", "HasAns_f1", "HasAns_total", "NoAns_exact", "NoAns_f1", "NoAns_total"):
+        if key in official:
+            metrics[key] = official[key]
+    for key in ("best_exact", "best_exact_thresh", "best_f1", "best_f1_thresh"):
+        metrics[key] = first[key]
+    metrics["fixed_threshold"] = null_threshold
+    for key in ("exact", "f1", "HasAns_exact", "HasAns_f1", "NoAns_exact", "NoAns_f1"):
+        if key in fixed:
+            metrics[f"fixed_{key}"] = fixed[key]
+    has_answer = squad_metrics.has_answer_map(dataset)
+    hits = [(null_scores[q] >= null_threshold) == (not has) for q, has in has_answer.items()]
+    impossible = sum(1 for has in has_answer.values() if not has)
+    metrics["answer_class_accuracy"] = float(np.mean(hits)) if hits else 0.0
+    metrics["majority_class_accuracy"] = max(impossible, len(has_answer) - impossible) / max(len(has_answer), 1)
+    return metrics
+
+
+# ------------------------------------------------------------------------------------------ span upper bound
+def gold_outputs(feature: Any, version_2_with_negative: bool, max_seq_length: int, start_n_top: int = 5,
+                 end_n_top: int = 5) -> dict[str, np.ndarray]:
+    """Model outputs of one window that peak at its gold token span (at ``[CLS]`` when the window has no answer).
+
+    v1: logits 10 at the gold start/end, 0 elsewhere. v2: the beam's first entry is the gold span with
+    log-probability 0, every other beam entry points at ``[CLS]`` (which the post-processing rejects), and
+    ``cls_logits`` is -10 for a window holding the answer, +10 otherwise.
+    """
+    if feature.start_position is None:
+        raise ValueError(f"window {feature.unique_id} has no gold span: the question has no answer in the file")
+    start, end = int(feature.start_position), int(feature.end_position)
+    answered = not feature.is_impossible and start > 0
+    if not version_2_with_negative:
+        start_logits = np.zeros(max_seq_length, np.float32)
+        end_logits = np.zeros(max_seq_length, np.float32)
+        start_logits[start] = end_logits[end] = 10.0
+        return {"start_logits": start_logits, "end_logits": end_logits}
+    start_top_index = np.zeros(start_n_top, np.int32)
+    start_top_log_probs = np.full(start_n_top, -20.0, np.float32)
+    end_top_index = np.zeros(start_n_top * end_n_top, np.int32)
+    end_top_log_probs = np.full(start_n_top * end_n_top, -20.0, np.float32)
+    start_top_index[0], end_top_index[0] = start, end
+    start_top_log_probs[0] = end_top_log_probs[0] = 0.0
+    return {
+        "start_top_index": start_top_index,
+        "start_top_log_probs": start_top_log_probs,
+        "end_top_index": end_top_index,
+        "end_top_log_probs": end_top_log_probs,
+        "cls_logits": np.float32(-10.0 if answered else 10.0),
+    }
+
+
+def span_upper_bound(
+    predict_file: str,
+    spm_model_file: str,
+    *,
+    version_2_with_negative: bool = False,
+    max_seq_length: int = 384,
+    doc_stride: int = 128,
+    max_query_length: int = 64,
+    do_lower_case: bool = True,
+    n_best_size: int = 20,
+    max_answer_length: int = 30,
+    output_file: str | None = None,
+) -> dict[str, Any]:
+    """What tokenization, alignment, windowing and post-processing lose, measured with perfect logits.
+
+    Builds the prediction features exactly as ``run_squad --do_predict`` does, gives each window the outputs of
+    :func:`gold_outputs`, runs the same post-processing (v2: null threshold 0, between the -10 / +10 answer-class
+    logits) and scores the answers with the official scripts: evaluate-v2.0, or evaluate-v1.1 over the answerable
+    questions. Returns the scores, the alignment report and every question that misses (not an exact match) with
+    the reason; writes the answers to ``output_file`` when given.
+    """
+    if max_seq_length <= max_query_length + 3:
+        raise TaskError(f"--max_seq_length={max_seq_length} must be > --max_query_length + 3 ({max_query_length + 3})")
+    tokenizer = FullTokenizer(do_lower_case=do_lower_case, spm_model_file=spm_model_file)
+    dataset = squad_data.read_squad_json(predict_file)
+    examples = squad_data.read_squad_examples(predict_file, False, version_2_with_negative)
+    features, report = squad_data.convert_examples_to_features(
+        examples, tokenizer, max_seq_length, doc_stride, max_query_length, is_training=False,
+        do_lower_case=do_lower_case,
+    )
+    unlabelled = [e.qas_id for e in examples if e.orig_answer_text is None]
+    if unlabelled:
+        raise TaskError(f"{predict_file}: question {unlabelled[0]} has no gold answer (and is not marked "
+                        "is_impossible): the span upper bound needs labelled data")
+    outputs = {f.unique_id: gold_outputs(f, version_2_with_negative, max_seq_length) for f in features}
+    predictions = postprocess(
+        examples, features, outputs, version_2_with_negative=version_2_with_negative, n_best_size=n_best_size,
+        max_answer_length=max_answer_length, start_n_top=5, end_n_top=5,
+    )
+    answers = predictions.answers(0.0)
+    if version_2_with_negative:  # the official v2.0 script on the written predictions file
+        scores = squad_metrics.evaluate_v2(restrict_dataset(dataset, set(answers)), answers)
+    else:  # the official v1.1 script over the answerable questions
+        scores = squad_metrics.evaluate_v1(squad_metrics.answerable_subset(dataset), answers)
+    misses = _misses(examples, features, answers, report, version_2_with_negative, max_answer_length)
+    if output_file:
+        write_text_atomic(output_file, json.dumps(answers, indent=4, ensure_ascii=False) + "\n")
+    return {
+        "predict_file": predict_file,
+        "version_2_with_negative": version_2_with_negative,
+        "max_seq_length": max_seq_length,
+        "doc_stride": doc_stride,
+        "max_query_length": max_query_length,
+        "num_questions": len(examples),
+        "num_features": len(features),
+        "scores": scores,
+        "report": report.to_json(),
+        "misses": misses,
+    }
+
+
+def _misses(
+    examples, features, answers: dict[str, str], report, version_2: bool, max_answer_length: int
+) -> list[dict[str, str]]:
+    """Questions whose answer is not an exact match of a gold answer, each with why."""
+    windows: dict[int, list[Any]] = {}
+    for f in features:
+        windows.setdefault(f.example_index, []).append(f)
+    mismatched = set(report.mismatched)
+    out = []
+    for index, example in enumerate(examples):
+        golds = list(example.answers) or [""]
+        if not version_2 and not example.answers:
+            continue  # v1 scores the answerable questions only
+        answer = answers.get(example.qas_id, "")
+        if max(squad_metrics.exact_match_score(answer, g) for g in golds):
+            continue
+        mine = windows.get(index, [])
+        if example.qas_id in mismatched:
+            reason = "alignment failed the 80% rule: the question has no window"
+        elif not any(not f.is_impossible and f.start_position for f in mine):
+            reason = "no window holds the whole answer span"
+        elif not any(
+            not f.is_impossible and f.start_position and _is_max_context(f, f.start_position) for f in mine
+        ):
+            reason = "the answer's start token has its maximal context in a window that does not hold the whole answer"
+        elif all(f.end_position - f.start_position + 1 > max_answer_length for f in mine if f.start_position):
+            length = min(f.end_position - f.start_position + 1 for f in mine if f.start_position)
+            reason = f"the answer is {length} tokens, longer than --max_answer_length={max_answer_length}"
+        else:
+            reason = "the text recovered from the token span differs from the gold answer (tokenization/alignment)"
+        out.append({"id": example.qas_id, "prediction": answer, "gold": golds[0], "reason": reason})
+    return out
+
+
+def _is_max_context(feature: Any, position: int) -> bool:
+    table = feature.token_is_max_context
+    return bool(table.get(position, table.get(str(position), False)))
+
+
+def _upper_bound_main(argv: Sequence[str]) -> int:
+    """``python -m albert_tf.tasks.squad span_upper_bound --predict_file=F --spm_model_file=M ...``."""
+    from absl import flags
+
+    fv = flags.FlagValues()
+    flags.DEFINE_string("predict_file", None, "SQuAD JSON with gold answers (v1.1 or v2.0 layout).", flag_values=fv)
+    flags.DEFINE_string("spm_model_file", None, "SentencePiece model of the tokenizer.", flag_values=fv)
+    flags.DEFINE_bool("version_2_with_negative", False, "v2 post-processing and scoring (else v1.1 over the "
+                      "answerable questions).", flag_values=fv)
+    flags.DEFINE_integer("max_seq_length", 384, "As run_squad.", flag_values=fv)
+    flags.DEFINE_integer("doc_stride", 128, "As run_squad.", flag_values=fv)
+    flags.DEFINE_integer("max_query_length", 64, "As run_squad.", flag_values=fv)
+    flags.DEFINE_bool("do_lower_case", True, "As run_squad.", flag_values=fv)
+    flags.DEFINE_integer("n_best_size", 20, "As run_squad.", flag_values=fv)
+    flags.DEFINE_integer("max_answer_length", 30, "As run_squad.", flag_values=fv)
+    flags.DEFINE_string("output_file", None, "Write the answers (predictions.json layout) here.", flag_values=fv)
+    usage = (
+        "usage: python -m albert_tf.tasks.squad span_upper_bound --predict_file=F --spm_model_file=M "
+        "[--version_2_with_negative] [--max_seq_length=384 --doc_stride=128 --max_query_length=64] "
+        "[--output_file=predictions.json]\n\nThe span upper bound: the score of perfect logits through run_squad's "
+        "features and post-processing (what tokenization, alignment, windowing and post-processing lose). "
+        "Prints the scores and every missed question as JSON.\n"
+    )
+    args = list(argv)
+    if len(args) < 2 or args[1] != "span_upper_bound" or any(a in ("--help", "-h") for a in args):
+        print(usage + fv.get_help(), file=sys.stdout if "--help" in args or "-h" in args else sys.stderr)
+        return 0 if ("--help" in args or "-h" in args) else 2
+    try:
+        fv([args[0], *args[2:]])
+        for name in ("predict_file", "spm_model_file"):
+            if not fv[name].value:
+                raise TaskError(f"--{name} is required")
+        result = span_upper_bound(
+            fv.predict_file,
+            fv.spm_model_file,
+            version_2_with_negative=fv.version_2_with_negative,
+            max_seq_length=fv.max_seq_length,
+            doc_stride=fv.doc_stride,
+            max_query_length=fv.max_query_length,
+            do_lower_case=fv.do_lower_case,
+            n_best_size=fv.n_best_size,
+            max_answer_length=fv.max_answer_length,
+            output_file=fv.output_file,
+        )
+    except (flags.Error, ValueError, OSError) as e:
+        print(f"span_upper_bound: {e}", file=sys.stderr)
+        return 2
+    print(json.dumps(result, indent=2, ensure_ascii=False))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_upper_bound_main(sys.argv))

@@ -190,6 +190,47 @@ def apply_hub_module(values: dict[str, Any]) -> dict[str, Any]:
     return values
 
 
+def define_fine_tuning_flags(
+    fv: flags.FlagValues = FLAGS,
+    *,
+    max_seq_length: int,
+    max_seq_length_help: str,
+    spm_model_file_help: str = "SentencePiece model (30k-clean.model). '' selects WordPiece (--vocab_file).",
+    vocab_file_help: str = "WordPiece vocab (Chinese models); unused with --spm_model_file.",
+    cached_dir_help: str = "Where feature TFRecords are cached (default: --output_dir).",
+    **training_defaults: Any,
+) -> None:
+    """What every fine-tuning runner shares (GLUE, SQuAD, RACE): model config, tokenizer, lengths, feature cache,
+    ``--predict_checkpoint``, ``--sharing``, the TF-Hub module flag, and the training flags (official aliases
+    ``--train_step`` / ``--warmup_step``) with the runner's defaults."""
+    if "albert_config_file" in fv:
+        return
+    flags.DEFINE_string("albert_config_file", None,
+                        "albert_config.json of the pretrained model, or a preset name (albert_base_v2, albert_tiny, "
+                        "...).", flag_values=fv)
+    flags.DEFINE_string("spm_model_file", None, spm_model_file_help, flag_values=fv)
+    flags.DEFINE_string("vocab_file", None, vocab_file_help, flag_values=fv)
+    flags.DEFINE_string("cached_dir", None, cached_dir_help, flag_values=fv)
+    flags.DEFINE_bool("do_lower_case", True, "Lower-case the text (preprocess_text).", flag_values=fv)
+    flags.DEFINE_integer("max_seq_length", max_seq_length, max_seq_length_help, flag_values=fv)
+    flags.DEFINE_string("predict_checkpoint", None,
+                        "Predict/export from this fine-tuned checkpoint instead of output_dir's best (predict-only "
+                        "mode).", flag_values=fv)
+    flags.DEFINE_enum("sharing", "all", ["all", "attention", "ffn", "none"], "Cross-layer sharing (paper Table 4).",
+                      flag_values=fv)
+    define_hub_module_flag(fv)
+    define_all_training_flags(fv, **training_defaults)
+    flags.DEFINE_alias("train_step", "num_train_steps", flag_values=fv)
+    flags.DEFINE_alias("warmup_step", "num_warmup_steps", flag_values=fv)
+
+
+def fine_tuning_values(fv: flags.FlagValues = FLAGS) -> dict[str, Any]:
+    """The flag values of a fine-tuning runner: the hub module folded in, ``--spm_model_file=''`` as None."""
+    values = apply_hub_module(option_values(fv))
+    values["spm_model_file"] = values.get("spm_model_file") or None
+    return values
+
+
 def define_all_training_flags(fv: flags.FlagValues = FLAGS, **defaults: Any) -> None:
     """Strategy, loop, optimizer and run flags (defaults forwarded by name)."""
     loop = ("steps_per_loop", "save_checkpoints_steps", "keep_checkpoint_max", "train_batch_size", "eval_batch_size",

@@ -31,18 +31,6 @@ def define_flags(fv: flags.FlagValues = FLAGS) -> None:
                         flag_values=fv)
     flags.DEFINE_string("task_name", None, "GLUE task (case-insensitive): " + ", ".join(glue.PROCESSORS) +
                         " (required).", flag_values=fv)
-    flags.DEFINE_string("albert_config_file", None,
-                        "albert_config.json of the pretrained model, or a preset name (albert_base_v2, albert_tiny, "
-                        "...).", flag_values=fv)
-    flags.DEFINE_string("spm_model_file", None,
-                        "SentencePiece model (30k-clean.model). '' selects WordPiece (--vocab_file).", flag_values=fv)
-    flags.DEFINE_string("vocab_file", None, "WordPiece vocab (Chinese models); unused with --spm_model_file.",
-                        flag_values=fv)
-    flags.DEFINE_string("cached_dir", None, "Where feature TFRecords are cached (default: --output_dir).",
-                        flag_values=fv)
-    flags.DEFINE_bool("do_lower_case", True, "Lower-case the text (preprocess_text).", flag_values=fv)
-    flags.DEFINE_integer("max_seq_length", 512, "Tokens per example after packing; <= max_position_embeddings.",
-                         flag_values=fv)
     flags.DEFINE_bool("do_predict", False,
                       "Predict test.tsv into {Task}.tsv (GLUE submission) and test_results.tsv.", flag_values=fv)
     flags.DEFINE_string("export_dir", None,
@@ -53,18 +41,11 @@ def define_flags(fv: flags.FlagValues = FLAGS) -> None:
                        "(NaN: none).", flag_values=fv)
     flags.DEFINE_float("classifier_dropout", 0.1,
                        "Dropout on the pooled output before the classifier (official 0.1).", flag_values=fv)
-    flags.DEFINE_string("predict_checkpoint", None,
-                        "Predict/export from this fine-tuned checkpoint instead of output_dir's best (predict-only "
-                        "mode).", flag_values=fv)
-    flags.DEFINE_enum("sharing", "all", ["all", "attention", "ffn", "none"], "Cross-layer sharing (paper Table 4).",
-                      flag_values=fv)
-    shared.define_hub_module_flag(fv)
-    shared.define_all_training_flags(
-        fv, optimizer="adamw", learning_rate=5e-5, num_train_steps=1000, num_warmup_steps=0, steps_per_loop=1000,
+    shared.define_fine_tuning_flags(
+        fv, max_seq_length=512, max_seq_length_help="Tokens per example after packing; <= max_position_embeddings.",
+        optimizer="adamw", learning_rate=5e-5, num_train_steps=1000, num_warmup_steps=0, steps_per_loop=1000,
         save_checkpoints_steps=1000, keep_checkpoint_max=0, train_batch_size=32, eval_batch_size=8, max_eval_steps=0,
     )
-    flags.DEFINE_alias("train_step", "num_train_steps", flag_values=fv)
-    flags.DEFINE_alias("warmup_step", "num_warmup_steps", flag_values=fv)
 
 
 def config_from_flags(fv: flags.FlagValues = FLAGS):
@@ -73,10 +54,9 @@ def config_from_flags(fv: flags.FlagValues = FLAGS):
 
     from albert_tf.tasks import glue
 
-    values = shared.apply_hub_module(shared.option_values(fv))
+    values = shared.fine_tuning_values(fv)
     threshold = values.get("threshold_to_export")
     values["threshold_to_export"] = None if threshold is None or math.isnan(threshold) else threshold
-    values["spm_model_file"] = values.get("spm_model_file") or None
     return glue.make_config(**values)
 
 

@@ -33,15 +33,6 @@ def define_flags(fv: flags.FlagValues = FLAGS) -> None:
                         flag_values=fv)
     flags.DEFINE_string("predict_file", None,
                         "SQuAD JSON to evaluate (--do_eval) and answer (--do_predict).", flag_values=fv)
-    flags.DEFINE_string("albert_config_file", None,
-                        "albert_config.json of the pretrained model, or a preset name (albert_base_v2, ...).",
-                        flag_values=fv)
-    flags.DEFINE_string("spm_model_file", None, "SentencePiece model (30k-clean.model); SQuAD is SentencePiece only.",
-                        flag_values=fv)
-    flags.DEFINE_string("vocab_file", None, "Official flag; WordPiece is not supported for SQuAD.", flag_values=fv)
-    flags.DEFINE_bool("do_lower_case", True, "Lower-case the text (preprocess_text).", flag_values=fv)
-    flags.DEFINE_integer("max_seq_length", 384, "Tokens per window: [CLS] question [SEP] context [SEP].",
-                         flag_values=fv)
     flags.DEFINE_integer("doc_stride", 128, "Tokens between the starts of two context windows.", flag_values=fv)
     flags.DEFINE_integer("max_query_length", 64, "Question tokens kept (longer questions are cut and reported).",
                          flag_values=fv)
@@ -64,9 +55,6 @@ def define_flags(fv: flags.FlagValues = FLAGS) -> None:
                        "int(questions / train_batch_size * epochs)).", flag_values=fv)
     flags.DEFINE_float("warmup_proportion", 0.1, "Warmup share of the steps when --num_warmup_steps is < 0.",
                        flag_values=fv)
-    flags.DEFINE_string("cached_dir", None,
-                        "Where feature TFRecords + JSON side files are cached (default: the directory of "
-                        "--train_feature_file/--predict_feature_file, else --output_dir).", flag_values=fv)
     flags.DEFINE_string("train_feature_file", None,
                         "Official flag: its directory holds the training feature cache (keyed file names).",
                         flag_values=fv)
@@ -77,29 +65,24 @@ def define_flags(fv: flags.FlagValues = FLAGS) -> None:
                         "Official flag (a pickle there); accepted and unused: the window metadata lives in the "
                         "cache's JSON side file.", flag_values=fv)
     flags.DEFINE_bool("use_einsum", True, "Official v1 flag for TFLite; accepted, no effect here.", flag_values=fv)
-    flags.DEFINE_string("predict_checkpoint", None,
-                        "Predict from this fine-tuned checkpoint instead of output_dir's best (predict-only mode).",
-                        flag_values=fv)
-    flags.DEFINE_enum("sharing", "all", ["all", "attention", "ffn", "none"], "Cross-layer sharing (paper Table 4).",
-                      flag_values=fv)
-    shared.define_hub_module_flag(fv)
-    shared.define_all_training_flags(
-        fv, optimizer="adamw", learning_rate=5e-5, num_train_steps=0, num_warmup_steps=-1, steps_per_loop=1000,
+    shared.define_fine_tuning_flags(
+        fv, max_seq_length=384, max_seq_length_help="Tokens per window: [CLS] question [SEP] context [SEP].",
+        spm_model_file_help="SentencePiece model (30k-clean.model); SQuAD is SentencePiece only.",
+        vocab_file_help="Official flag; WordPiece is not supported for SQuAD.",
+        cached_dir_help="Where feature TFRecords + JSON side files are cached (default: the directory of "
+        "--train_feature_file/--predict_feature_file, else --output_dir).",
+        optimizer="adamw", learning_rate=5e-5, num_train_steps=0, num_warmup_steps=-1, steps_per_loop=1000,
         save_checkpoints_steps=1000, keep_checkpoint_max=0, train_batch_size=32, eval_batch_size=8, max_eval_steps=0,
     )
     fv["num_train_steps"].help = "Optimizer updates; 0: from --num_train_epochs (official)."
     fv["num_warmup_steps"].help = "Linear warmup steps; < 0: int(num_train_steps * --warmup_proportion) (official)."
-    flags.DEFINE_alias("train_step", "num_train_steps", flag_values=fv)
-    flags.DEFINE_alias("warmup_step", "num_warmup_steps", flag_values=fv)
 
 
 def config_from_flags(fv: flags.FlagValues = FLAGS):
     """The run's ExperimentConfig: every flag to its one field."""
     from albert_tf.tasks import squad
 
-    values = shared.apply_hub_module(shared.option_values(fv))
-    values["spm_model_file"] = values.get("spm_model_file") or None
-    return squad.make_config(**values)
+    return squad.make_config(**shared.fine_tuning_values(fv))
 
 
 def _main(argv: list[str]) -> int:

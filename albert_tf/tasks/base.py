@@ -23,6 +23,7 @@ Hooks, in the order the runner calls them:
 from __future__ import annotations
 
 import abc
+import dataclasses
 from typing import Any
 
 import numpy as np
@@ -37,6 +38,20 @@ SPLITS = (TRAIN, EVAL, PREDICT)
 
 class TaskError(RunError):
     """A task cannot run with these options or inputs; the message is one line naming the flag or file."""
+
+
+@dataclasses.dataclass
+class FineTuningOptions:
+    """The options every fine-tuning task shares (``cli.flags.define_fine_tuning_flags`` defines their flags);
+    each task's options dataclass adds its own fields and its own ``max_seq_length`` default."""
+
+    albert_config_file: str = ""
+    spm_model_file: str | None = None
+    vocab_file: str | None = None
+    do_lower_case: bool = True
+    max_seq_length: int = 512
+    sharing: str = "all"
+    cached_dir: str | None = None
 
 
 class Task(abc.ABC):

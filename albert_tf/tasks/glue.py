@@ -32,7 +32,16 @@ from albert_tf.data.files import write_text_atomic
 from albert_tf.evaluation import glue_metrics
 from albert_tf.export.serving import export_classifier
 from albert_tf.modeling.classifier import AlbertClassifier, classification_per_example_loss, classifier_logits
-from albert_tf.tasks.base import EVAL, PREDICT, TRAIN, Task, TaskError, load_albert_config, warn_random_initialisation
+from albert_tf.tasks.base import (
+    EVAL,
+    PREDICT,
+    TRAIN,
+    FineTuningOptions,
+    Task,
+    TaskError,
+    load_albert_config,
+    warn_random_initialisation,
+)
 from albert_tf.tokenization import AlbertPreprocessor, FullTokenizer
 from albert_tf.training.experiment import run_experiment, validate_options
 from albert_tf.training.run_config import ExperimentConfig, RunOptions
@@ -43,19 +52,13 @@ TASK_FAMILY = {"mnli-mm": "mnli", "ax": "mnli"}
 
 
 @dataclasses.dataclass
-class GlueOptions:
+class GlueOptions(FineTuningOptions):
     """The GLUE task's own ``run_classifier`` flags (official names and defaults)."""
 
     data_dir: str = ""
     task_name: str = ""
-    albert_config_file: str = ""
-    spm_model_file: str | None = None
-    vocab_file: str | None = None
-    do_lower_case: bool = True
     max_seq_length: int = 512
     classifier_dropout: float = 0.1
-    sharing: str = "all"
-    cached_dir: str | None = None
     threshold_to_export: float | None = None
 
 

@@ -40,23 +40,28 @@ from albert_tf.data import squad as squad_data
 from albert_tf.data.files import write_text_atomic
 from albert_tf.evaluation import squad_metrics
 from albert_tf.evaluation.squad_predictions import SquadPredictions, postprocess
-from albert_tf.tasks.base import PREDICT, TRAIN, Task, TaskError, load_albert_config, warn_random_initialisation
+from albert_tf.tasks.base import (
+    PREDICT,
+    TRAIN,
+    FineTuningOptions,
+    Task,
+    TaskError,
+    load_albert_config,
+    warn_random_initialisation,
+)
 from albert_tf.tokenization import FullTokenizer
+from albert_tf.training.experiment import run_experiment, validate_options
 from albert_tf.training.run_config import ExperimentConfig, RunOptions
 
 MODEL_INPUTS = ("input_ids", "input_mask", "segment_ids")
 
 
 @dataclasses.dataclass
-class SquadOptions:
+class SquadOptions(FineTuningOptions):
     """The SQuAD task's own ``run_squad`` flags (the official names and defaults of run_squad_v1/v2.py)."""
 
     train_file: str | None = None
     predict_file: str | None = None
-    albert_config_file: str = ""
-    spm_model_file: str | None = None
-    vocab_file: str | None = None
-    do_lower_case: bool = True
     max_seq_length: int = 384
     doc_stride: int = 128
     max_query_length: int = 64
@@ -69,8 +74,6 @@ class SquadOptions:
     null_score_diff_threshold: float = 0.0
     num_train_epochs: float = 3.0
     warmup_proportion: float = 0.1
-    sharing: str = "all"
-    cached_dir: str | None = None
     # Official cache-file flags: our caches are keyed by content, so only their directory is used.
     train_feature_file: str | None = None
     predict_feature_file: str | None = None
@@ -85,8 +88,6 @@ def make_config(**options: Any) -> ExperimentConfig:
 
 def run(config: ExperimentConfig) -> dict[str, Any]:
     """Train / evaluate / predict as ``config`` says; returns the run summary."""
-    from albert_tf.training.experiment import run_experiment, validate_options
-
     task = SquadTask.from_options(config.task, config.run, seed=config.trainer.seed)
     config = dataclasses.replace(config, trainer=task.training_schedule(config.trainer))
     validate_options(config.trainer, config.run)

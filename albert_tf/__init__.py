@@ -2,7 +2,7 @@
 
 The public API::
 
-    from albert_tf import AlbertConfig, AlbertEncoder, AlbertPretrainer, AlbertClassifier
+    from albert_tf import AlbertConfig, AlbertEncoder, AlbertPretrainer, AlbertClassifier, AlbertSquad
     from albert_tf import FullTokenizer, AlbertPreprocessor
 
 The names are imported on first use (PEP 562), so ``import albert_tf.configs`` or a command's ``--help`` does
@@ -27,6 +27,7 @@ _EXPORTS = {
     "AlbertEncoder": "albert_tf.modeling",
     "AlbertPretrainer": "albert_tf.modeling",
     "AlbertClassifier": "albert_tf.modeling",
+    "AlbertSquad": "albert_tf.modeling",
     "FullTokenizer": "albert_tf.tokenization",
     "AlbertPreprocessor": "albert_tf.tokenization",
 }

@@ -1,5 +1,10 @@
-"""Task metrics, one module per benchmark: ``glue_metrics`` (accuracy, MCC, F1, Pearson, Spearman).
+"""Task metrics, one module per benchmark.
 
-Each metric is a plain numpy function over the whole evaluation set, so the runners compute
+* ``glue_metrics``: accuracy, MCC, F1, Pearson, Spearman.
+* ``squad_metrics``: the official SQuAD v1.1 and v2.0 scoring (EM/F1, HasAns/NoAns, best thresholds) and ALBERT's
+  two-pass v2 evaluation.
+* ``squad_predictions``: the official SQuAD post-processing (windows' outputs -> answers, n-best, null scores).
+
+Each metric is a plain Python/numpy function over the whole evaluation set, so the runners compute
 them once from gathered predictions instead of streaming approximations.
 """

@@ -143,6 +143,15 @@ def test_v2_fine_tuning_learns_200_questions(tmp_path):
     assert summary["data"]["train"]["num_examples"] == 200 and summary["data"]["train"]["mismatched"] == []
     answers = json.loads((tmp_path / "run" / "predictions.json").read_text())
     assert squad_metrics.evaluate_v2(json.loads(train.read_text())["data"], answers)["f1"] == scores["fixed_f1"]
+    # v2 predict-only: no --train_file, weights from --predict_checkpoint, the same answers.
+    again = squad.run(squad.make_config(
+        predict_file=str(train), albert_config_file=str(tmp_path / "c.json"), spm_model_file=_spm(),
+        max_seq_length=256, doc_stride=128, max_query_length=64, version_2_with_negative=True,
+        output_dir=str(tmp_path / "predict"), do_predict=True, predict_batch_size=32,
+        predict_checkpoint=str(tmp_path / "run" / "ckpt-300"),
+    ))
+    assert again["predict"]["scores"]["fixed_f1"] == scores["fixed_f1"]
+    assert json.loads((tmp_path / "predict" / "predictions.json").read_text()) == answers
 
 
 def test_official_and_fixed_v2_scores_are_labelled_and_consistent():

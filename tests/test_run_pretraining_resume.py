@@ -67,7 +67,10 @@ def test_sigkill_then_restart_equals_uninterrupted(tmp_path, records):
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     assert "resumed from" in resumed.stderr
     first_step = int(resumed.stdout.split("step ", 1)[1].split("/", 1)[0])
-    assert first_step > 8  # it did not start over
+    # It did not start over: it continued after the last checkpoint the killed run had recorded (ckpt-8's files can
+    # exist a moment before the `checkpoint` state file names it, so on a loaded machine that may be ckpt-4).
+    killed_step = int(killed_at.rsplit("-", 1)[1])
+    assert killed_step >= 4 and first_step > killed_step, (killed_at, first_step)
 
     a = checkpoint_arrays(str(tmp_path / "full" / f"ckpt-{STEPS}"))
     b = checkpoint_arrays(str(out / f"ckpt-{STEPS}"))

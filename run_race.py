@@ -1,23 +1,8 @@
-"""RACE multiple-choice fine-tuning (spec 4.3): not built yet.
+"""Fine-tune ALBERT on RACE: thin entry point; the command is :mod:`albert_tf.cli.run_race`."""
 
-This entry point exists so the console script and the layout are in place; it does nothing
-but say so. The model, tokenizer, checkpoint loading and the shared trainer it will use are in
-``albert_tf``; the runner itself is future work.
-"""
+from albert_tf.cli.run_race import define_flags, main
 
-from __future__ import annotations
-
-import sys
-
-
-def main() -> None:
-    """Console script ``run_race``: exits with status 2 and a one-line explanation."""
-    print(
-        "run_race: RACE multiple-choice fine-tuning (spec 4.3) is not implemented in this version of albert-tf",
-        file=sys.stderr,
-    )
-    sys.exit(2)
-
+__all__ = ["define_flags", "main"]
 
 if __name__ == "__main__":
     main()

@@ -60,6 +60,7 @@ setup(
             "run_pretraining=albert_tf.cli.run_pretraining:main",
             "run_classifier=albert_tf.cli.run_classifier:main",
             "run_squad=albert_tf.cli.run_squad:main",
+            "run_race=albert_tf.cli.run_race:main",
             "create_pretraining_data=albert_tf.cli.create_pretraining_data:main",
             "export_savedmodel=albert_tf.cli.export_savedmodel:main",
             "albert_convert_checkpoint=albert_tf.cli.convert_checkpoint:main",

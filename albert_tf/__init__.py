@@ -3,7 +3,7 @@
 The public API::
 
     from albert_tf import AlbertConfig, AlbertEncoder, AlbertPretrainer, AlbertClassifier, AlbertSquad
-    from albert_tf import FullTokenizer, AlbertPreprocessor
+    from albert_tf import AlbertMultipleChoice, FullTokenizer, AlbertPreprocessor
 
 The names are imported on first use (PEP 562), so ``import albert_tf.configs`` or a command's ``--help`` does
 not pay for importing TensorFlow, and a command line can quiet TensorFlow's start-up banners before the import.
@@ -28,6 +28,7 @@ _EXPORTS = {
     "AlbertPretrainer": "albert_tf.modeling",
     "AlbertClassifier": "albert_tf.modeling",
     "AlbertSquad": "albert_tf.modeling",
+    "AlbertMultipleChoice": "albert_tf.modeling",
     "FullTokenizer": "albert_tf.tokenization",
     "AlbertPreprocessor": "albert_tf.tokenization",
 }

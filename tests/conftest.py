@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import pathlib
 
@@ -156,6 +157,18 @@ def shared_data() -> pathlib.Path:
     if base is None:
         pytest.skip("../shared/data is not present (real-data test)")
     return base
+
+
+def write_small_config(path, max_position_embeddings: int = 128) -> str:
+    """A 2-layer, H = 64 ALBERT config for the 30k SentencePiece vocabulary, no dropout: the fine-tuning learning
+    tests train it from scratch in seconds. Returns the path as a string."""
+    config = {
+        "vocab_size": 30000, "embedding_size": 32, "hidden_size": 64, "num_hidden_layers": 2,
+        "num_attention_heads": 4, "intermediate_size": 128, "max_position_embeddings": max_position_embeddings,
+        "hidden_dropout_prob": 0.0, "attention_probs_dropout_prob": 0.0, "type_vocab_size": 2,
+    }
+    pathlib.Path(path).write_text(json.dumps(config))
+    return str(path)
 
 
 def pytest_addoption(parser):

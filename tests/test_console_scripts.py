@@ -32,6 +32,7 @@ OWN_FLAGS = {
     "run_pretraining": ["--input_file", "--masked_lm_budget", "--max_predictions_per_seq"],
     "run_classifier": ["--task_name", "--albert_hub_module_handle", "--export_dir"],
     "run_squad": ["--version_2_with_negative", "--predict_file", "--null_score_diff_threshold"],
+    "run_race": ["--max_qa_length", "--high_only", "--data_dir"],
     "create_pretraining_data": ["--input_file", "--dupe_factor", "--sentence_order"],
     "export_savedmodel": ["--task", "--export_dir"],
     "albert_convert_checkpoint": ["--input_format", "--output_format", "--spm_model_file"],
@@ -90,7 +91,7 @@ def test_the_wheel_is_what_runs(installed, tmp_path):
     assert where.returncode == 0, where.stderr[-2000:]
     path, version, presets = where.stdout.strip().splitlines()
     assert path.startswith(str(bin_dir.parent)) and version == "0.1.0"
-    assert "glue/mrpc" in presets and "pretrain_base" in presets and "squad/v2" in presets
+    assert "glue/mrpc" in presets and "pretrain_base" in presets and "squad/v2" in presets and "race" in presets
     assert sorted(OWN_FLAGS) == scripts, "a console script without a --help check (or a check for none)"
 
 

@@ -19,7 +19,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import ROOT, shared_path
+from conftest import ROOT, shared_path, write_small_config
 
 from albert_tf.evaluation import squad_metrics
 from albert_tf.tasks import squad
@@ -113,21 +113,11 @@ def _first_questions(n: int, path: str) -> dict:
     return {"version": "v2.0", "data": out}
 
 
-def _small_config(path, max_position_embeddings: int) -> str:
-    config = {
-        "vocab_size": 30000, "embedding_size": 32, "hidden_size": 64, "num_hidden_layers": 2,
-        "num_attention_heads": 4, "intermediate_size": 128, "max_position_embeddings": max_position_embeddings,
-        "hidden_dropout_prob": 0.0, "attention_probs_dropout_prob": 0.0, "type_vocab_size": 2,
-    }
-    path.write_text(json.dumps(config))
-    return str(path)
-
-
 def test_v2_fine_tuning_learns_200_questions(tmp_path):
     train = tmp_path / "train.json"
     train.write_text(json.dumps(_first_questions(200, _subset_a())))
     summary = squad.run(squad.make_config(
-        train_file=str(train), predict_file=str(train), albert_config_file=_small_config(tmp_path / "c.json", 256),
+        train_file=str(train), predict_file=str(train), albert_config_file=write_small_config(tmp_path / "c.json", 256),
         spm_model_file=_spm(), max_seq_length=256, doc_stride=128, max_query_length=64,
         version_2_with_negative=True, output_dir=str(tmp_path / "run"), do_train=True, do_predict=True,
         num_train_steps=300, num_warmup_steps=30, learning_rate=1e-3, train_batch_size=16, predict_batch_size=32,
@@ -180,7 +170,7 @@ def test_run_squad_v1_train_eval_predict_then_predict_only(tmp_path):
         paragraph["qas"] = [qa for qa in paragraph["qas"] if qa["answers"]]  # a v1.1 file: answerable only
     train = tmp_path / "train-v1.json"
     train.write_text(json.dumps(small))
-    config = _small_config(tmp_path / "c.json", 128)
+    config = write_small_config(tmp_path / "c.json", 128)
     common = [f"--predict_file={train}", f"--albert_config_file={config}", f"--spm_model_file={_spm()}",
               "--max_seq_length=128", "--doc_stride=64", "--max_query_length=32"]
     run = _run([str(ROOT / "run_squad.py"), *common, f"--train_file={train}", "--output_dir=run", "--do_train",

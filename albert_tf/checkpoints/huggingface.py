@@ -375,7 +375,11 @@ def save_huggingface(
     Returns the files written. See :func:`save_huggingface_arrays` for the tokenizer arguments.
     """
     from albert_tf.checkpoints.official import effective_config
+    from albert_tf.modeling.multiple_choice import AlbertMultipleChoice
 
+    # RACE's head (output_weights [1, H]) has the names and shape of a one-label classifier: only the
+    # model class tells them apart.
+    architecture = "AlbertForMultipleChoice" if isinstance(model, AlbertMultipleChoice) else None
     return save_huggingface_arrays(
         model_official_arrays(model),
         effective_config(model, config),
@@ -383,6 +387,7 @@ def save_huggingface(
         spm_model_file=spm_model_file,
         vocab_file=vocab_file,
         do_lower_case=do_lower_case,
+        architecture=architecture,
     )
 
 
@@ -394,13 +399,16 @@ def save_huggingface_arrays(
     spm_model_file: str | None = None,
     vocab_file: str | None = None,
     do_lower_case: bool = True,
+    architecture: str | None = None,
 ) -> list[str]:
     """Official-name arrays -> ``model.safetensors`` + ``config.json`` (+ tokenizer files) in ``output_dir``.
 
     The architecture follows the heads present: ``AlbertForPreTraining`` (MLM + SOP),
     ``AlbertForQuestionAnswering`` (SQuAD v1 head), ``AlbertForSequenceClassification``
-    (``output_weights``), else ``AlbertModel``. Backbone names always carry the ``albert.``
-    prefix (transformers' ``AlbertModel`` loads them; keras-hub needs them).
+    (``output_weights``), else ``AlbertModel``; ``architecture="AlbertForMultipleChoice"`` names a
+    RACE head (``output_weights`` [1, H], which the arrays alone cannot tell from a regression head).
+    Backbone names always carry the ``albert.`` prefix (transformers' ``AlbertModel`` loads them;
+    keras-hub needs them).
 
     ``spm_model_file`` (SentencePiece) or ``vocab_file`` (WordPiece) adds the tokenizer files of
     :func:`huggingface_tokenizer_files`; they are checked against ``config.vocab_size`` before
@@ -427,7 +435,13 @@ def save_huggingface_arrays(
             f"{output_dir}: no single transformers ALBERT class holds both the pretraining heads and "
             f"{', '.join(sorted(task))}"
         )
-    if pretraining:
+    if architecture == "AlbertForMultipleChoice":
+        weight = state.get("classifier.weight")
+        if heads != {"classifier.weight", "classifier.bias"} or tuple(weight.shape) != (1, config.hidden_size):
+            raise CheckpointError(f"{output_dir}: AlbertForMultipleChoice needs exactly the head output_weights [1, H]")
+    elif architecture is not None:
+        raise ValueError(f"architecture must be None or 'AlbertForMultipleChoice', got {architecture!r}")
+    elif pretraining:
         architecture = "AlbertForPreTraining"
     elif "qa_outputs.weight" in heads:
         architecture = "AlbertForQuestionAnswering"

@@ -166,12 +166,26 @@ def squad_head_variable_map(model) -> dict[str, VariableRef]:
     return out
 
 
+def multiple_choice_head_variable_map(model) -> dict[str, VariableRef]:
+    """``run_race.py``'s head (spec 1.4): ``output_weights`` [1, H] (our Dense(1) kernel [H, 1] transposed)
+    and ``output_bias`` [1], at the top level as the GLUE classifier's."""
+    return {
+        "output_weights": VariableRef(model.head.kernel, "transpose"),
+        "output_bias": VariableRef(model.head.bias),
+    }
+
+
 def head_variable_maps() -> list[tuple[type, object]]:
-    """``(task model class, function model -> {official head name: VariableRef})``; RACE goes here too."""
+    """``(task model class, function model -> {official head name: VariableRef})``."""
     from albert_tf.modeling.classifier import AlbertClassifier
+    from albert_tf.modeling.multiple_choice import AlbertMultipleChoice
     from albert_tf.modeling.squad import AlbertSquad
 
-    return [(AlbertClassifier, classifier_head_variable_map), (AlbertSquad, squad_head_variable_map)]
+    return [
+        (AlbertClassifier, classifier_head_variable_map),
+        (AlbertSquad, squad_head_variable_map),
+        (AlbertMultipleChoice, multiple_choice_head_variable_map),
+    ]
 
 
 def expected_official_shapes(config, with_pretraining_heads: bool = True) -> dict[str, tuple[int, ...]]:

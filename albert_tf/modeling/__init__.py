@@ -6,6 +6,7 @@ from albert_tf.modeling.embeddings import AlbertEmbeddings, TiedEmbedding
 from albert_tf.modeling.encoder import AlbertEncoder
 from albert_tf.modeling.heads import MaskedLMHead, SentenceOrderHead
 from albert_tf.modeling.models import AlbertPretrainer
+from albert_tf.modeling.multiple_choice import AlbertMultipleChoice
 from albert_tf.modeling.squad import AlbertSquad
 from albert_tf.modeling.transformer import AttentionSublayer, FeedForwardSublayer, TransformerBlock
 
@@ -14,6 +15,7 @@ __all__ = [
     "AlbertClassifier",
     "AlbertEmbeddings",
     "AlbertEncoder",
+    "AlbertMultipleChoice",
     "AlbertPretrainer",
     "AlbertSquad",
     "AttentionSublayer",

@@ -30,6 +30,7 @@ import numpy as np
 from absl import logging
 
 from albert_tf.config import AlbertConfig, ConfigError
+from albert_tf.tokenization import FullTokenizer
 from albert_tf.training.run_config import RunError
 
 TRAIN, EVAL, PREDICT = "train", "eval", "predict"
@@ -125,6 +126,31 @@ class Task(abc.ABC):
     def export(self, model: Any, export_dir: str, step: int, source: str) -> str:
         """Write a SavedModel of ``model`` under ``export_dir``; returns its path."""
         raise TaskError(f"{self.name}: --export_dir is not supported")
+
+
+class FineTuningTask(Task):
+    """A fine-tuning job built from its options: keeps the options, run options, tokenizer, model config and input
+    seed, and warns loudly when training starts from random weights. SQuAD and RACE extend it."""
+
+    def __init__(self, options: FineTuningOptions, run: Any, tokenizer: FullTokenizer, albert_config: AlbertConfig,
+                 seed: int | None = None) -> None:
+        self.options = options
+        self.run = run
+        self.tokenizer = tokenizer
+        self.albert_config = albert_config
+        self.seed = seed  # of the training input shuffle
+
+    def warn_without_init_checkpoint(self) -> None:
+        warn_random_initialisation()
+
+
+def load_tokenizer(options: FineTuningOptions) -> FullTokenizer:
+    """``--spm_model_file`` (SentencePiece), else ``--vocab_file`` (WordPiece), with ``--do_lower_case``."""
+    if options.spm_model_file:
+        return FullTokenizer(do_lower_case=options.do_lower_case, spm_model_file=options.spm_model_file)
+    if options.vocab_file:
+        return FullTokenizer(vocab_file=options.vocab_file, do_lower_case=options.do_lower_case)
+    raise TaskError("give --spm_model_file (SentencePiece) or --vocab_file (WordPiece, with --spm_model_file='')")
 
 
 def load_albert_config(albert_config_file: str, max_seq_length: int, vocab_size: int) -> AlbertConfig:

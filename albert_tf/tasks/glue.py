@@ -40,6 +40,7 @@ from albert_tf.tasks.base import (
     Task,
     TaskError,
     load_albert_config,
+    load_tokenizer,
     warn_random_initialisation,
 )
 from albert_tf.tokenization import AlbertPreprocessor, FullTokenizer
@@ -71,14 +72,6 @@ def run(config: ExperimentConfig) -> dict[str, Any]:
     """Train / evaluate / predict / export as ``config`` says; returns the run summary."""
     validate_options(config.trainer, config.run)
     return run_experiment(GlueTask.from_options(config.task, config.run, seed=config.trainer.seed), config)
-
-
-def load_tokenizer(options: GlueOptions) -> FullTokenizer:
-    if options.spm_model_file:
-        return FullTokenizer(do_lower_case=options.do_lower_case, spm_model_file=options.spm_model_file)
-    if options.vocab_file:
-        return FullTokenizer(vocab_file=options.vocab_file, do_lower_case=options.do_lower_case)
-    raise TaskError("give --spm_model_file (SentencePiece) or --vocab_file (WordPiece, with --spm_model_file='')")
 
 
 class GlueTask(Task):

@@ -44,10 +44,9 @@ from albert_tf.tasks.base import (
     PREDICT,
     TRAIN,
     FineTuningOptions,
-    Task,
+    FineTuningTask,
     TaskError,
     load_albert_config,
-    warn_random_initialisation,
 )
 from albert_tf.tokenization import FullTokenizer
 from albert_tf.training.experiment import run_experiment, validate_options
@@ -102,7 +101,7 @@ def load_tokenizer(options: SquadOptions) -> FullTokenizer:
     return FullTokenizer(do_lower_case=options.do_lower_case, spm_model_file=options.spm_model_file)
 
 
-class SquadTask(Task):
+class SquadTask(FineTuningTask):
     """SQuAD v1.1 (span head) or v2.0 (beam + answer class): features, model, post-processing, official scoring."""
 
     name = "squad"
@@ -110,11 +109,7 @@ class SquadTask(Task):
 
     def __init__(self, options: SquadOptions, run: RunOptions, tokenizer: FullTokenizer, albert_config: Any,
                  seed: int | None = None) -> None:
-        self.options = options
-        self.run = run
-        self.tokenizer = tokenizer
-        self.albert_config = albert_config
-        self.seed = seed
+        super().__init__(options, run, tokenizer, albert_config, seed)
         self.name = "squad_v2" if options.version_2_with_negative else "squad_v1"
         self.train_examples: list[squad_data.SquadExample] = []
         self.predict_examples: list[squad_data.SquadExample] = []
@@ -190,9 +185,6 @@ class SquadTask(Task):
             "max_seq_length": self.options.max_seq_length,
             "albert_config_file": self.options.albert_config_file,
         }
-
-    def warn_without_init_checkpoint(self) -> None:
-        warn_random_initialisation()
 
     # ---------------------------------------------------------------- model and data
     def _cache_dir(self, official_file: str | None) -> str:

@@ -80,7 +80,37 @@ def build(root: pathlib.Path) -> dict[str, str]:
     (bad / "hf_no_weights" / "config.json").write_text('{"model_type": "albert", "vocab_size": 300}')
     paths["bad"] = str(bad)
     paths["squad"] = write_squad_files(root / "squad", bad)
+    paths["race"] = write_race_files(root / "race", bad)
     return paths
+
+
+def _race_passage(**changes) -> dict:
+    passage = {
+        "id": "middle1.txt",
+        "article": SQUAD_CONTEXT,
+        "questions": ["What was bright?", "Where did rain fall? _ ."],
+        "options": [["The sun", "The rain", "The river", "The night"], ["hills", "valley", "river", "sea"]],
+        "answers": ["A", "B"],
+    }
+    passage.update(changes)
+    return {k: v for k, v in passage.items() if v is not None}
+
+
+def write_race_files(folder: pathlib.Path, bad: pathlib.Path) -> str:
+    """A valid RACE folder (``folder/RACE/{train,dev}/middle/1.txt``, original layout) and one-defect variants
+    (``bad/race_<defect>/RACE/train/middle/1.txt``)."""
+    import json
+
+    for split in ("train", "dev"):
+        (folder / "RACE" / split / "middle").mkdir(parents=True)
+        (folder / "RACE" / split / "middle" / "1.txt").write_text(json.dumps(_race_passage()))
+    three = _race_passage(options=[["The sun", "The rain", "The river"], ["hills", "valley", "river", "sea"]])
+    defects = {"three_options": three, "answer_e": _race_passage(answers=["A", "E"]),
+               "no_article": _race_passage(article=None)}
+    for name, passage in defects.items():
+        (bad / f"race_{name}" / "RACE" / "train" / "middle").mkdir(parents=True)
+        (bad / f"race_{name}" / "RACE" / "train" / "middle" / "1.txt").write_text(json.dumps(passage))
+    return str(folder)
 
 
 SQUAD_CONTEXT = "The sun was bright over the hills. Rain fell in the valley at night, and the river rose."

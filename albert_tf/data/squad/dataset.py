@@ -2,11 +2,13 @@
 
 Parses with the same :func:`~albert_tf.data.squad.cache.feature_spec` the records were written with and casts every
 field to int32 (the official ``_decode_record``). Training shuffles (seeded) and repeats; prediction reads in file
-order, once, so outputs line up with the side file's features.
+order, once, so outputs line up with the side file's features (the shared
+:func:`~albert_tf.data.batching.record_dataset`).
 """
 
 from __future__ import annotations
 
+from albert_tf.data.batching import record_dataset
 from albert_tf.data.squad.cache import feature_spec
 
 __all__ = ["load_dataset"]
@@ -26,16 +28,5 @@ def load_dataset(
     Training: shuffle (buffer 1000, ``seed``; the official buffer is 100), repeat, drop the remainder.
     Otherwise file order, once, keeping the last partial batch unless ``drop_remainder``.
     """
-    import tensorflow as tf
-
     spec = feature_spec(max_seq_length, is_training)
-
-    def parse(record):
-        parsed = tf.io.parse_single_example(record, spec)
-        return {name: tf.cast(value, tf.int32) for name, value in parsed.items()}
-
-    ds = tf.data.TFRecordDataset(record_file)
-    if is_training:
-        ds = ds.shuffle(1000, seed=seed, reshuffle_each_iteration=True).repeat()
-    ds = ds.map(parse, num_parallel_calls=tf.data.AUTOTUNE)
-    return ds.batch(batch_size, drop_remainder=drop_remainder or is_training).prefetch(tf.data.AUTOTUNE)
+    return record_dataset(record_file, spec, batch_size, is_training, seed=seed, drop_remainder=drop_remainder)

@@ -1,0 +1,237 @@
+"""The RACE job behind ``run_race`` (spec 4.3): one task on the shared runner skeleton.
+
+Reader and features: ``albert_tf.data.race``; model and loss: ``albert_tf.modeling.multiple_choice``; scoring:
+``albert_tf.evaluation.race_metrics``. What the official ``run_race.py`` does, with its problems fixed:
+
+* ``--data_dir`` holds ``RACE/{train,dev,test}/{middle,high}/``, in the official ``all.txt`` layout (one JSON object
+  per line) or the original release layout (one JSON object per ``.txt`` file: the official needed them
+  concatenated first). ``--middle_only`` / ``--high_only`` select a level.
+* One evaluation reports ``accuracy`` and, in the same run, ``accuracy_middle`` and ``accuracy_high`` (the official
+  needed a run per level); ``--do_eval`` evaluates every checkpoint on dev and keeps the best by accuracy.
+* ``--do_predict`` writes ``predictions.tsv`` (question id, predicted letter, the four probabilities) for the test
+  split and, where the file has answers, its accuracies; the official predict (``estimator.evaluate`` with an
+  undefined ``predict_steps`` off TPU and an undefined ``best_perf`` without ``do_eval``) crashed.
+* The official defaults: ``do_train`` and ``do_eval`` on, ``max_seq_length`` 512, ``max_qa_length`` 128, learning
+  rate 1e-5, ``train_step`` 12000, ``warmup_step`` 1000, ``save_checkpoints_steps`` 100.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from typing import Any
+
+import numpy as np
+from absl import logging
+
+from albert_tf.data import race as race_data
+from albert_tf.data.files import write_text_atomic
+from albert_tf.evaluation.race_metrics import LETTERS, race_accuracy
+from albert_tf.tasks.base import (
+    EVAL,
+    PREDICT,
+    TRAIN,
+    FineTuningOptions,
+    FineTuningTask,
+    TaskError,
+    load_albert_config,
+    load_tokenizer,
+)
+from albert_tf.training.experiment import run_experiment, validate_options
+from albert_tf.training.run_config import ExperimentConfig, RunOptions
+
+MODEL_INPUTS = ("input_ids", "input_mask", "segment_ids")
+NUM_CHOICES = 4
+SPLITS = {TRAIN: "train", EVAL: "dev", PREDICT: "test"}
+
+
+@dataclasses.dataclass
+class RaceOptions(FineTuningOptions):
+    """The RACE task's own ``run_race`` flags (official names and defaults, spec 4.3)."""
+
+    data_dir: str = ""
+    task_name: str = "race"
+    max_seq_length: int = 512
+    max_qa_length: int = 128
+    dropout_prob: float = 0.1
+    middle_only: bool = False
+    high_only: bool = False
+    # Official cache-file flags (TFRecord paths): our caches are keyed by content, so only their directory is used.
+    train_file: str | None = None
+    eval_file: str | None = None
+    predict_file: str | None = None
+    num_keep_checkpoint: int = 5  # official flag, unused there too; --keep_checkpoint_max prunes
+
+
+def make_config(**options: Any) -> ExperimentConfig:
+    """A RACE experiment from flat options (the ``run_race`` flag names; official aliases accepted)."""
+    return ExperimentConfig.from_flat(RaceOptions, options)
+
+
+def run(config: ExperimentConfig) -> dict[str, Any]:
+    """Train / evaluate / predict as ``config`` says; returns the run summary."""
+    validate_options(config.trainer, config.run)
+    return run_experiment(RaceTask.from_options(config.task, config.run, seed=config.trainer.seed), config)
+
+
+class RaceTask(FineTuningTask):
+    """RACE: four options per question, the pooled output of each scored by one shared head, softmax over four."""
+
+    key_metric = "accuracy"
+
+    def __init__(self, options: RaceOptions, run: RunOptions, tokenizer: Any, albert_config: Any,
+                 seed: int | None = None) -> None:
+        super().__init__(options, run, tokenizer, albert_config, seed)
+        self.name = options.task_name.lower() or "race"
+        self.cached: dict[str, race_data.CachedRace] = {}
+
+    @classmethod
+    def from_options(cls, options: RaceOptions, run: RunOptions, seed: int | None = None) -> RaceTask:
+        """Every check that needs no TF op (flags, config, tokenizer, every RACE file the run reads), one line each."""
+        if options.task_name.lower() != "race":
+            raise TaskError(f"--task_name={options.task_name}: run_race knows only 'race'")
+        for name in ("data_dir", "albert_config_file"):
+            if not getattr(options, name):
+                raise TaskError(f"--{name} is required")
+        if options.middle_only and options.high_only:
+            raise TaskError("give at most one of --middle_only and --high_only")
+        if options.max_qa_length < 1 or options.max_seq_length <= options.max_qa_length + 3:
+            raise TaskError(
+                f"--max_seq_length={options.max_seq_length} must be > --max_qa_length + 3 "
+                f"({options.max_qa_length + 3}) and --max_qa_length >= 1: [CLS] article [SEP] qa [SEP]"
+            )
+        if not 0.0 <= options.dropout_prob < 1.0:
+            raise TaskError(f"--dropout_prob={options.dropout_prob} must be in [0, 1)")
+        tokenizer = load_tokenizer(options)
+        albert_config = load_albert_config(options.albert_config_file, options.max_seq_length, tokenizer.vocab_size)
+        task = cls(options, run, tokenizer, albert_config, seed)
+        for split in task._needed_splits():  # parse and validate every file now
+            examples = race_data.read_race_examples(
+                options.data_dir, SPLITS[split], options.middle_only, options.high_only
+            )
+            unlabelled = [e.example_id for e in examples if e.label is None]
+            if unlabelled and split != PREDICT:
+                raise TaskError(f"--data_dir {options.data_dir}: {SPLITS[split]} question {unlabelled[0]} has no "
+                                f"answer ({len(unlabelled)} without one); training and --do_eval need answers")
+        return task
+
+    def _needed_splits(self) -> list[str]:
+        run = self.run
+        return [s for s, on in ((TRAIN, run.do_train), (EVAL, run.do_eval), (PREDICT, run.do_predict)) if on]
+
+    # ---------------------------------------------------------------- output directory
+    def identity(self) -> dict[str, Any]:
+        return {
+            "task": self.name,
+            "max_seq_length": self.options.max_seq_length,
+            "albert_config_file": self.options.albert_config_file,
+        }
+
+    # ---------------------------------------------------------------- model and data
+    def _cache_dir(self, split: str) -> str:
+        o = self.options
+        if o.cached_dir:
+            return o.cached_dir
+        official = {TRAIN: o.train_file, EVAL: o.eval_file, PREDICT: o.predict_file}[split]
+        return (os.path.dirname(official) or ".") if official else self.run.output_dir
+
+    def prepare(self) -> None:
+        """Tokenize the needed splits into keyed TFRecord caches (reused when nothing that affects them changed)."""
+        o = self.options
+        for split in self._needed_splits():
+            self.cached[split] = race_data.cached_features(
+                o.data_dir, SPLITS[split], self.tokenizer, o.max_seq_length, o.max_qa_length, self._cache_dir(split),
+                middle_only=o.middle_only, high_only=o.high_only,
+            )
+            logging.info("RACE %s: %d questions (%s)", SPLITS[split], self.cached[split].num_examples,
+                         "reused cache" if self.cached[split].reused else "tokenized")
+
+    def data_report(self) -> dict[str, Any]:
+        report = {}
+        for split, cached in self.cached.items():
+            levels = [e.level for e in cached.examples]
+            report[SPLITS[split]] = {"num_questions": cached.num_examples,
+                                     **{f"num_{level}": levels.count(level) for level in ("middle", "high")}}
+        return report
+
+    def build_model(self) -> Any:
+        from albert_tf.modeling.multiple_choice import AlbertMultipleChoice
+
+        model = AlbertMultipleChoice(
+            self.albert_config, num_choices=NUM_CHOICES, dropout_prob=self.options.dropout_prob,
+            sharing=self.options.sharing,
+        )
+        model({k: np.zeros((1, NUM_CHOICES, 2), np.int32) for k in MODEL_INPUTS}, training=False)
+        return model
+
+    def build_inputs(self, split: str, global_batch_size: int):
+        cached = self.cached.get(split)
+        if cached is None:
+            return None
+        return race_data.load_dataset(
+            cached.record_file, self.options.max_seq_length, global_batch_size, is_training=split == TRAIN,
+            seed=self.seed,
+        )
+
+    def _logits(self, model, features, training: bool):
+        import tensorflow as tf
+
+        return tf.cast(model({k: features[k] for k in MODEL_INPUTS}, training=training), tf.float32)
+
+    def loss(self, model, features, training: bool):
+        import tensorflow as tf
+
+        from albert_tf.modeling.multiple_choice import multiple_choice_per_example_loss
+
+        logits = self._logits(model, features, training)
+        loss = tf.reduce_mean(multiple_choice_per_example_loss(logits, features["label_ids"]))
+        hits = tf.equal(tf.argmax(logits, -1, output_type=tf.int32), features["label_ids"])
+        return loss, {"loss": loss, "accuracy": tf.reduce_mean(tf.cast(hits, tf.float32))}
+
+    # ---------------------------------------------------------------- evaluation and prediction
+    def eval_outputs(self, model, features):
+        from albert_tf.modeling.multiple_choice import multiple_choice_per_example_loss
+
+        logits = self._logits(model, features, False)
+        labels = features["label_ids"]  # every dev question has an answer (checked in from_options)
+        return {"logits": logits, "label_ids": labels, "loss": multiple_choice_per_example_loss(logits, labels)}
+
+    def _levels(self, split: str, rows: int) -> list[str]:
+        examples = self.cached[split].examples
+        if rows > len(examples):
+            raise RuntimeError(f"{rows} rows for {len(examples)} RACE questions")
+        return [e.level for e in examples[:rows]]  # rows come back in file order, padding removed
+
+    def aggregate(self, outputs: dict[str, np.ndarray]) -> dict[str, float]:
+        """Accuracy overall and per level, and the mean official loss, over the evaluated dev questions."""
+        logits, labels = outputs["logits"], outputs["label_ids"]
+        metrics: dict[str, Any] = race_accuracy(logits, labels, self._levels(EVAL, len(labels)))
+        metrics["eval_loss"] = float(np.mean(outputs["loss"], dtype=np.float64))
+        return metrics
+
+    def predict_outputs(self, model, features):
+        return {"logits": self._logits(model, features, False), "label_ids": features["label_ids"]}
+
+    def write_predictions(self, outputs: dict[str, np.ndarray], results_dir: str) -> dict[str, Any]:
+        """``predictions.tsv``: id, predicted letter, probabilities of A-D; accuracies when the split has answers."""
+        import tensorflow as tf
+
+        examples = self.cached[PREDICT].examples
+        logits, labels = outputs["logits"], outputs["label_ids"]
+        if len(logits) != len(examples):
+            raise RuntimeError(f"predicted {len(logits)} rows for {len(examples)} test questions")
+        probabilities = tf.nn.softmax(logits, axis=-1).numpy()
+        rows = ["id\tprediction\t" + "\t".join(f"probability_{c}" for c in LETTERS[:NUM_CHOICES])]
+        for example, p in zip(examples, probabilities):
+            rows.append(f"{example.example_id}\t{LETTERS[int(np.argmax(p))]}\t" + "\t".join(f"{v:.6f}" for v in p))
+        tf.io.gfile.makedirs(results_dir)
+        path = os.path.join(results_dir, "predictions.tsv")
+        write_text_atomic(path, "\n".join(rows) + "\n")
+        summary: dict[str, Any] = {"predictions": path, "num_questions": len(examples)}
+        if (labels >= 0).any():
+            summary["scores"] = race_accuracy(logits, labels, [e.level for e in examples])
+            write_text_atomic(os.path.join(results_dir, "predict_results.json"),
+                              json.dumps(summary["scores"], indent=2, sort_keys=True) + "\n")
+        logging.info("wrote %s (%d questions)", path, len(examples))
+        return summary

@@ -5,4 +5,5 @@
 * ``glue``: GLUE classification / regression (``run_classifier``, ``export_savedmodel``).
 * ``squad``: SQuAD 1.1 / 2.0 (``run_squad``), and the span-upper-bound diagnostic
   (``python -m albert_tf.tasks.squad span_upper_bound``).
+* ``race``: RACE multiple choice (``run_race``), accuracy overall and per level in one run.
 """

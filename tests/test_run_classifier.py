@@ -143,6 +143,9 @@ def test_stsb_end_to_end_and_predict_only(tmp_path, tiny_config):
     )
     summary = glue_task.run(glue_task.make_config(**base, do_train=True, do_eval=True, do_predict=True))
     assert summary["key_metric"] == "pearson"
+    # What reading each split counted (run_summary.json "data"): every row used, nothing skipped.
+    assert summary["data"]["train"]["examples"] == 5749 and summary["data"]["dev"]["examples"] == 1500
+    assert summary["data"]["dev"]["skipped_short_rows"] == 0 and summary["data"]["dev"]["path"].endswith("dev.tsv")
     hist = summary["eval"]
     assert [h["global_step"] for h in hist] == [8, 16]
     for h in hist:

@@ -97,6 +97,7 @@ class GlueTask(Task):
         self.name = processor.name
         self.key_metric = glue_metrics.key_metric(processor.name)
         self.splits: dict[str, glue.CachedSplit] = {}
+        self.read_reports: dict[str, dict[str, Any]] = {}
         self.seed = seed  # of the training input shuffle
 
     @classmethod
@@ -164,6 +165,12 @@ class GlueTask(Task):
             self.splits[split] = glue.cached_features(
                 self.processor, self.options.data_dir, split, self.tokenizer, self.max_seq_length, cache_dir
             )
+            report = self.processor.last_report  # what reading the split's TSV counted (skipped short rows)
+            if report is not None:
+                self.read_reports[split] = dataclasses.asdict(report)
+
+    def data_report(self) -> dict[str, Any]:
+        return dict(self.read_reports)
 
     def build_model(self) -> AlbertClassifier:
         model = AlbertClassifier(

@@ -66,7 +66,7 @@ def test_race_fine_tuning_learns_the_train_questions(tmp_path):
 
 @pytest.mark.slow
 def test_run_race_command_line_on_both_shared_splits(tmp_path):
-    """``run_race.py`` with the official defaults for do_train/do_eval; --middle_only filters the levels."""
+    """``run_race.py`` with the official defaults for do_train/do_eval, --export_dir; --middle_only filters levels."""
     data_dir = str(shared_path("race"))
     config = write_small_config(tmp_path / "c.json")
     common = [f"--data_dir={data_dir}", f"--albert_config_file={config}",
@@ -74,9 +74,11 @@ def test_run_race_command_line_on_both_shared_splits(tmp_path):
               "--max_qa_length=32", "--train_step=4", "--warmup_step=0", "--save_checkpoints_steps=2",
               "--train_batch_size=4", "--steps_per_loop=2", "--learning_rate=1e-3"]
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "PYTHONHASHSEED": "0"}
-    run = subprocess.run([sys.executable, str(ROOT / "run_race.py"), *common, "--output_dir=run"],
-                         capture_output=True, text=True, cwd=tmp_path, env=env, timeout=600)
+    run = subprocess.run([sys.executable, str(ROOT / "run_race.py"), *common, "--output_dir=run",
+                          "--export_dir=export"], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=600)
     assert run.returncode == 0, run.stderr[-3000:]
+    best_step = json.loads((tmp_path / "run" / "eval_results.json").read_text())["best"]["global_step"]
+    assert (tmp_path / "export" / str(best_step) / "saved_model.pb").is_file()  # the best weights, served
     assert "best accuracy = " in run.stdout and "accuracy_middle" in run.stdout
     results = json.loads((tmp_path / "run" / "eval_results.json").read_text())
     assert [c["global_step"] for c in results["checkpoints"]] == [2, 4]

@@ -10,7 +10,8 @@ layout or the original one-JSON-per-file release.
 
 Every dev evaluation reports accuracy overall and per level (accuracy_middle, accuracy_high) in one run; the best
 checkpoint by accuracy is kept in <output_dir>/best/. --do_predict writes predictions.tsv (id, letter,
-probabilities) for the test split and its accuracies when the files have answers.
+probabilities) for the test split and its accuracies when the files have answers. --export_dir writes a SavedModel
+that TF Serving answers from raw text (article, question, options [B, 4] -> probabilities, answer letter).
 """
 
 from __future__ import annotations
@@ -35,6 +36,9 @@ def define_flags(fv: flags.FlagValues = FLAGS) -> None:
     flags.DEFINE_bool("middle_only", False, "Only the middle-school questions.", flag_values=fv)
     flags.DEFINE_bool("high_only", False, "Only the high-school questions.", flag_values=fv)
     flags.DEFINE_bool("do_predict", False, "Predict the test split into predictions.tsv.", flag_values=fv)
+    flags.DEFINE_string("export_dir", None,
+                        "Write a SavedModel (raw article/question/options serving_default + token-id serve_ids) of "
+                        "the best weights to <dir>/<step>.", flag_values=fv)
     flags.DEFINE_string("train_file", None, "Official flag (a TFRecord cache path): its directory holds the training "
                         "feature cache (keyed file names).", flag_values=fv)
     flags.DEFINE_string("eval_file", None, "Official flag: its directory holds the dev feature cache.", flag_values=fv)

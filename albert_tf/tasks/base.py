@@ -144,6 +144,14 @@ class FineTuningTask(Task):
         warn_random_initialisation()
 
 
+def export_metadata(task: str, max_seq_length: int, tokenizer: FullTokenizer, checkpoint: str, step: int,
+                    **extra: Any) -> dict[str, Any]:
+    """What every task's SavedModel records about itself (``albert_export.json``): task, lengths, tokenizer identity
+    and the checkpoint the weights came from."""
+    return {"task": task, "max_seq_length": max_seq_length, **extra, "tokenizer": tokenizer.identity(),
+            "checkpoint": checkpoint, "global_step": step}
+
+
 def load_tokenizer(options: FineTuningOptions) -> FullTokenizer:
     """``--spm_model_file`` (SentencePiece), else ``--vocab_file`` (WordPiece), with ``--do_lower_case``."""
     if options.spm_model_file:

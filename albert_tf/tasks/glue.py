@@ -39,6 +39,7 @@ from albert_tf.tasks.base import (
     FineTuningOptions,
     Task,
     TaskError,
+    export_metadata,
     load_albert_config,
     load_tokenizer,
     warn_random_initialisation,
@@ -260,13 +261,7 @@ class GlueTask(Task):
             text_pair=layout.text_b is not None,
             preprocessor=AlbertPreprocessor.from_tokenizer(self.tokenizer, self.max_seq_length),
             threshold=self.options.threshold_to_export,
-            metadata={
-                "task": self.processor.name,
-                "max_seq_length": self.max_seq_length,
-                "tokenizer": self.tokenizer.identity(),
-                "checkpoint": source,
-                "global_step": step,
-            },
+            metadata=export_metadata(self.processor.name, self.max_seq_length, self.tokenizer, source, step),
         )
         logging.info("exported SavedModel to %s", path)
         return path

@@ -8,6 +8,8 @@ Reader and features: ``albert_tf.data.race``; model and loss: ``albert_tf.modeli
   concatenated first). ``--middle_only`` / ``--high_only`` select a level.
 * One evaluation reports ``accuracy`` and, in the same run, ``accuracy_middle`` and ``accuracy_high`` (the official
   needed a run per level); ``--do_eval`` evaluates every checkpoint on dev and keeps the best by accuracy.
+* ``--export_dir`` writes a SavedModel of the best (or ``--predict_checkpoint``) weights to ``<export_dir>/<step>``
+  that answers raw ``article`` / ``question`` / ``options`` [B, 4] (``albert_tf.export.multiple_choice``).
 * ``--do_predict`` writes ``predictions.tsv`` (question id, predicted letter, the four probabilities) for the test
   split and, where the file has answers, its accuracies; the official predict (``estimator.evaluate`` with an
   undefined ``predict_steps`` off TPU and an undefined ``best_perf`` without ``do_eval``) crashed.
@@ -35,6 +37,7 @@ from albert_tf.tasks.base import (
     FineTuningOptions,
     FineTuningTask,
     TaskError,
+    export_metadata,
     load_albert_config,
     load_tokenizer,
 )
@@ -92,7 +95,7 @@ class RaceTask(FineTuningTask):
         if options.task_name.lower() != "race":
             raise TaskError(f"--task_name={options.task_name}: run_race knows only 'race'")
         for name in ("data_dir", "albert_config_file"):
-            if not getattr(options, name):
+            if not getattr(options, name) and (name != "data_dir" or run.do_train or run.do_eval or run.do_predict):
                 raise TaskError(f"--{name} is required")
         if options.middle_only and options.high_only:
             raise TaskError("give at most one of --middle_only and --high_only")
@@ -103,6 +106,8 @@ class RaceTask(FineTuningTask):
             )
         if not 0.0 <= options.dropout_prob < 1.0:
             raise TaskError(f"--dropout_prob={options.dropout_prob} must be in [0, 1)")
+        if run.export_dir and not options.spm_model_file:
+            raise TaskError("--export_dir writes an in-graph SentencePiece tokenizer: it needs --spm_model_file")
         tokenizer = load_tokenizer(options)
         albert_config = load_albert_config(options.albert_config_file, options.max_seq_length, tokenizer.vocab_size)
         task = cls(options, run, tokenizer, albert_config, seed)
@@ -235,3 +240,31 @@ class RaceTask(FineTuningTask):
                               json.dumps(summary["scores"], indent=2, sort_keys=True) + "\n")
         logging.info("wrote %s (%d questions)", path, len(examples))
         return summary
+
+    def export(self, model, export_dir: str, step: int, source: str) -> str:
+        """SavedModel in ``export_dir/<step>``: raw article, question, options [B, 4] -> probabilities, answer."""
+        from albert_tf.export.multiple_choice import export_multiple_choice
+        from albert_tf.tokenization import AlbertPreprocessor
+
+        o = self.options
+        path = os.path.join(export_dir, str(step))
+        export_multiple_choice(
+            model,
+            path,
+            max_qa_length=o.max_qa_length,
+            preprocessor=AlbertPreprocessor.from_tokenizer(self.tokenizer, o.max_seq_length),
+            metadata=export_metadata(self.name, o.max_seq_length, self.tokenizer, source, step,
+                                     max_qa_length=o.max_qa_length),
+        )
+        logging.info("exported SavedModel to %s", path)
+        return path
+
+
+def export_checkpoint(checkpoint: str, export_dir: str, **options: Any) -> str:
+    """``export_savedmodel --task=race``: a fine-tuned RACE checkpoint -> SavedModel in ``export_dir/<step>``.
+
+    ``options`` are the RACE options (albert_config_file, spm_model_file, max_seq_length, max_qa_length, ...).
+    """
+    options = {"do_train": False, "do_eval": False, **options}
+    config = make_config(output_dir=export_dir, export_dir=export_dir, predict_checkpoint=checkpoint, **options)
+    return run(config)["export_dir"]

@@ -1,0 +1,201 @@
+"""RACE SavedModel export: raw article / question / options [B, 4] in, probabilities + answer letter out, the
+features of the Python pipeline (``convert_example``) built in the graph; loaded through the TF1 session loader."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+from conftest import ROOT, shared_path
+
+from albert_tf.config import AlbertConfig
+from albert_tf.data import race
+from albert_tf.data.race.reader import RaceExample
+
+SEQ, QA = 64, 16
+KEYS = ("input_ids", "input_mask", "segment_ids")
+# Cloze blanks at either end, several blanks, empty fields, whitespace runs, accents, İ (lower() adds a combining
+# mark) and U+FF3F (NFKD makes it a "_": a cloze question only after pre-processing), digit commas, a long article.
+EDGE = [
+    ("Art  icle İstanbul", "_ starts  the blank", ("", " x ", "İ", "a_b")),
+    ("", "Ends with blank _", ("Ｏne", "two  words", "", "1,000,000")),
+    ("Fullwidth", "Question with ＿ fullwidth", ("opt", "", "ÉCOLE", "naïve")),
+    ("word " * 200, "", ("", "", "", "")),
+    ("café", "__double__", ("ab", "c", "", "Ⅻ")),
+]
+
+# What TF Serving does: a fresh process, tensorflow_text imported, the TF1 SavedModelBundle path.
+TF1_SCRIPT = textwrap.dedent(
+    """
+    import json, sys
+    import numpy as np
+    from albert_tf.export.serving import run_tf1_session
+
+    results = {}
+    for req in json.load(open(sys.argv[1])):
+        feeds = {k: np.array(v, dtype=np.int32 if k.endswith("_ids") or k.endswith("mask") else object)
+                 for k, v in req["feeds"].items()}
+        try:
+            out = run_tf1_session(req["dir"], feeds, req["signature"])
+            results[req["name"]] = {k: [x.decode() for x in v] if v.dtype == object else v.tolist()
+                                    for k, v in out.items()}
+        except Exception as e:  # a bad request must fail with a message, not kill the process
+            results[req["name"]] = {"error": type(e).__name__ + ": " + str(e)[:2000]}
+    json.dump(results, open(sys.argv[2], "w"))
+    """
+)
+
+
+def _examples(real: bool) -> list[RaceExample]:
+    edge = [RaceExample(f"edge-{i}", a, q, o, 0, "middle") for i, (a, q, o) in enumerate(EDGE)]
+    if not real:
+        return edge
+    return race.read_race_examples(str(shared_path("race")), "dev") + edge
+
+
+@pytest.fixture(scope="module")
+def exported(spm_model, tmp_path_factory):
+    """(tokenizer, Keras model, export dir) of a tiny 4-choice model whose vocab is the SentencePiece model's."""
+    import keras
+
+    from albert_tf.export.multiple_choice import export_multiple_choice
+    from albert_tf.modeling.multiple_choice import AlbertMultipleChoice
+    from albert_tf.tokenization import AlbertPreprocessor, FullTokenizer
+
+    tokenizer = FullTokenizer(spm_model_file=str(spm_model))
+    config = AlbertConfig.from_preset("albert_tiny").replace(vocab_size=tokenizer.vocab_size)
+    keras.utils.set_random_seed(7)
+    model = AlbertMultipleChoice(config)
+    model({k: np.zeros((1, 4, 2), np.int32) for k in KEYS}, training=False)
+    model.head.kernel.assign(model.head.kernel * 5000.0)  # answers differ clearly between inputs
+    export_dir = str(tmp_path_factory.mktemp("race_export") / "1")
+    pre = AlbertPreprocessor.from_tokenizer(tokenizer, SEQ)
+    export_multiple_choice(model, export_dir, max_qa_length=QA, preprocessor=pre, metadata={"task": "race"})
+    return tokenizer, model, export_dir
+
+
+def _python_features(examples, tokenizer) -> dict[str, np.ndarray]:
+    feats = [race.convert_example(e, tokenizer, SEQ, QA) for e in examples]
+    return {k: np.array([getattr(f, k) for f in feats], np.int32).reshape(-1, 4, SEQ) for k in KEYS}, feats
+
+
+def _raw(examples) -> dict[str, list]:
+    return {
+        "article": [e.article for e in examples],
+        "question": [e.question for e in examples],
+        "options": [list(e.options) for e in examples],
+    }
+
+
+def _softmax(x):
+    e = np.exp(x - x.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+def test_raw_text_signature_equals_keras_on_python_features(exported):
+    import tensorflow as tf
+
+    from albert_tf.export import load_export_info
+    from albert_tf.export.multiple_choice import RaceFeaturizer
+    from albert_tf.tokenization import AlbertPreprocessor
+
+    tokenizer, model, export_dir = exported
+    examples = _examples(real=True)
+    ref, feats = _python_features(examples, tokenizer)
+    assert any("_" in e.question for e in examples[:-len(EDGE)])  # a real cloze question
+    assert any(f.article_cut for f in feats[:-len(EDGE)]) and any(f.qa_cut for f in feats)  # real articles cut
+    # The in-graph features are the Python pipeline's, id for id.
+    featurizer = RaceFeaturizer(AlbertPreprocessor.from_tokenizer(tokenizer, SEQ), QA)
+    raw = _raw(examples)
+    got = featurizer(tf.constant(raw["article"]), tf.constant(raw["question"]), tf.constant(raw["options"]))
+    for k in KEYS:
+        np.testing.assert_array_equal(got[k].numpy(), ref[k], err_msg=k)
+    logits = model(ref, training=False).numpy()
+    probs = _softmax(logits.astype(np.float64))
+    assert probs.std(axis=0).max() > 1e-2
+    loaded = tf.saved_model.load(export_dir)
+    out = loaded.signatures["serving_default"](**{k: tf.constant(v) for k, v in raw.items()})
+    np.testing.assert_allclose(out["probabilities"].numpy(), probs, atol=1e-5)
+    assert [x.decode() for x in out["answer"].numpy()] == ["ABCD"[i] for i in probs.argmax(1)]
+    info = load_export_info(export_dir)
+    assert info["signatures"]["serving_default"] == ["article", "question", "options"]
+    assert (info["max_seq_length"], info["max_qa_length"], info["task"]) == (SEQ, QA, "race")
+
+
+def _tf1(tmp_path, requests):
+    req, out, script = tmp_path / "req.json", tmp_path / "out.json", tmp_path / "tf1.py"
+    req.write_text(json.dumps(requests))
+    script.write_text(TF1_SCRIPT)
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, str(script), str(req), str(out)], capture_output=True, text=True,
+                          env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(out.read_text())
+
+
+def test_tf1_session_loader_text_ids_and_bad_inputs(exported, tmp_path):
+    """TF Serving's loader in a fresh process: raw text, token ids, and bad requests failing with a message."""
+    tokenizer, model, export_dir = exported
+    examples = _examples(real=False)
+    ref, _ = _python_features(examples, tokenizer)
+    probs = _softmax(model(ref, training=False).numpy().astype(np.float64))
+    raw = _raw(examples)
+    three = {**raw, "options": [o[:3] for o in raw["options"]]}
+    short = {**raw, "question": raw["question"][:-1]}
+    ids = {k: v.tolist() for k, v in ref.items()}
+    bad_ids = {**ids, "input_mask": [m[:3] for m in ids["input_mask"]]}
+    requests = [
+        {"name": "text", "signature": "serving_default", "feeds": raw},
+        {"name": "ids", "signature": "serve_ids", "feeds": ids},
+        {"name": "three_options", "signature": "serving_default", "feeds": three},
+        {"name": "batch_mismatch", "signature": "serving_default", "feeds": short},
+        {"name": "bad_ids", "signature": "serve_ids", "feeds": bad_ids},
+        {"name": "flat_options", "signature": "serving_default", "feeds": {**raw, "options": raw["question"]}},
+    ]
+    got = _tf1(tmp_path, [{**r, "dir": export_dir} for r in requests])
+    for name in ("text", "ids"):
+        np.testing.assert_allclose(np.array(got[name]["probabilities"]), probs, atol=1e-5, err_msg=name)
+        assert got[name]["answer"] == ["ABCD"[i] for i in probs.argmax(1)]
+    assert "4 strings per question" in got["three_options"]["error"]
+    assert "same number of strings" in got["batch_mismatch"]["error"]
+    assert "must have the shape of input_ids" in got["bad_ids"]["error"]
+    # A rank-1 options feed: the session client refuses it against the [None, None] placeholder (the graph's own
+    # check says "[batch, 4]" where a server feeds it past the client).
+    assert "options" in got["flat_options"]["error"] and "shape" in got["flat_options"]["error"]
+
+
+def test_export_savedmodel_cli_task_race(spm_model, tmp_path):
+    """export_savedmodel --task=race: a Trainer-layout checkpoint -> <export_dir>/<step> answering raw text."""
+    import tensorflow as tf
+
+    from albert_tf import checkpoints as checkpointing
+    from albert_tf.export import load_export_info, run_tf1_session
+    from albert_tf.modeling.multiple_choice import AlbertMultipleChoice
+    from albert_tf.tokenization import FullTokenizer
+
+    vocab = FullTokenizer(spm_model_file=str(spm_model)).vocab_size
+    config_path = tmp_path / "tiny.json"
+    AlbertConfig.from_preset("albert_tiny").replace(vocab_size=vocab).to_json_file(str(config_path))
+    model = AlbertMultipleChoice(AlbertConfig.load(str(config_path)))
+    model({k: np.zeros((1, 4, 2), np.int32) for k in KEYS}, training=False)
+    items = {checkpointing.WEIGHTS_KEY: checkpointing.model_weights(model), "global_step": tf.Variable(5, tf.int64)}
+    tf.train.Checkpoint(**items).write(str(tmp_path / "run" / "ckpt-5"))
+    argv = ["--task=race", f"--albert_config_file={config_path}", f"--spm_model_file={spm_model}",
+            "--max_seq_length=32", "--max_qa_length=8", f"--checkpoint={tmp_path / 'run' / 'ckpt-5'}",
+            f"--export_dir={tmp_path / 'serving'}"]
+    proc = subprocess.run([sys.executable, str(ROOT / "export_savedmodel.py"), *argv], capture_output=True,
+                          text=True, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}, cwd=str(ROOT), timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    export = str(tmp_path / "serving" / "5")
+    info = load_export_info(export)
+    assert (info["max_seq_length"], info["max_qa_length"], info["global_step"]) == (32, 8, 5)
+    x = {k: np.zeros((1, 4, 32), np.int32) for k in KEYS}
+    x["input_ids"][:, :, :2] = [2, 3]
+    x["input_mask"][:, :, :2] = 1
+    out = run_tf1_session(export, x, "serve_ids")  # the checkpoint's weights
+    np.testing.assert_allclose(out["probabilities"], _softmax(model(x, training=False).numpy()), atol=1e-6)

@@ -83,14 +83,15 @@ def _valid(feature: Any, start: int, end: int, max_answer_length: int, start_in_
         return False
     if end - offset >= len(feature.tok_end_to_orig_index):
         return False
-    if not _max_context(feature, start):
+    if not is_max_context(feature, start):
         return False
     if end < start:
         return False
     return end - start + 1 <= max_answer_length
 
 
-def _max_context(feature: Any, position: int) -> bool:
+def is_max_context(feature: Any, position: int) -> bool:
+    """Whether ``position`` (in the window's ``input_ids``) has its maximal context in this window."""
     table = feature.token_is_max_context
     value = table.get(position)
     if value is None:  # a table read back from JSON has string keys

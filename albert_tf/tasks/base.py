@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import abc
 import dataclasses
+import os
 from typing import Any
 
 import numpy as np
@@ -142,6 +143,15 @@ class FineTuningTask(Task):
 
     def warn_without_init_checkpoint(self) -> None:
         warn_random_initialisation()
+
+    def cache_dir(self, official_file: str | None = None) -> str:
+        """Where feature caches go: ``--cached_dir``, else the directory of the official cache-file flag
+        (``train_feature_file``, ``eval_file``, ...; our file names are keyed), else ``--output_dir``."""
+        if self.options.cached_dir:
+            return self.options.cached_dir
+        if official_file:
+            return os.path.dirname(official_file) or "."
+        return self.run.output_dir
 
 
 def export_metadata(task: str, max_seq_length: int, tokenizer: FullTokenizer, checkpoint: str, step: int,

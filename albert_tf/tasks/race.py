@@ -134,19 +134,14 @@ class RaceTask(FineTuningTask):
         }
 
     # ---------------------------------------------------------------- model and data
-    def _cache_dir(self, split: str) -> str:
-        o = self.options
-        if o.cached_dir:
-            return o.cached_dir
-        official = {TRAIN: o.train_file, EVAL: o.eval_file, PREDICT: o.predict_file}[split]
-        return (os.path.dirname(official) or ".") if official else self.run.output_dir
-
     def prepare(self) -> None:
         """Tokenize the needed splits into keyed TFRecord caches (reused when nothing that affects them changed)."""
         o = self.options
+        official_files = {TRAIN: o.train_file, EVAL: o.eval_file, PREDICT: o.predict_file}
         for split in self._needed_splits():
             self.cached[split] = race_data.cached_features(
-                o.data_dir, SPLITS[split], self.tokenizer, o.max_seq_length, o.max_qa_length, self._cache_dir(split),
+                o.data_dir, SPLITS[split], self.tokenizer, o.max_seq_length, o.max_qa_length,
+                self.cache_dir(official_files[split]),
                 middle_only=o.middle_only, high_only=o.high_only,
             )
             logging.info("RACE %s: %d questions (%s)", SPLITS[split], self.cached[split].num_examples,

@@ -39,7 +39,7 @@ from absl import logging
 from albert_tf.data import squad as squad_data
 from albert_tf.data.files import write_text_atomic
 from albert_tf.evaluation import squad_metrics
-from albert_tf.evaluation.squad_predictions import SquadPredictions, postprocess
+from albert_tf.evaluation.squad_predictions import SquadPredictions, is_max_context, postprocess
 from albert_tf.tasks.base import (
     PREDICT,
     TRAIN,
@@ -187,13 +187,6 @@ class SquadTask(FineTuningTask):
         }
 
     # ---------------------------------------------------------------- model and data
-    def _cache_dir(self, official_file: str | None) -> str:
-        if self.options.cached_dir:
-            return self.options.cached_dir
-        if official_file:
-            return os.path.dirname(official_file) or "."
-        return self.run.output_dir
-
     def prepare(self) -> None:
         """Tokenize and window the needed files into keyed TFRecord + JSON caches (reused when nothing changed)."""
         o = self.options
@@ -207,13 +200,13 @@ class SquadTask(FineTuningTask):
         )
         if self.run.do_train:
             self.cached[TRAIN] = squad_data.cached_features(
-                o.train_file, is_training=True, cache_dir=self._cache_dir(o.train_feature_file), **common
+                o.train_file, is_training=True, cache_dir=self.cache_dir(o.train_feature_file), **common
             )
             if not self.cached[TRAIN].num_features:
                 raise TaskError(f"--train_file {o.train_file}: no question gave a feature (see the alignment report)")
         if self.run.do_eval or self.run.do_predict:
             self.cached[PREDICT] = squad_data.cached_features(
-                o.predict_file, is_training=False, cache_dir=self._cache_dir(o.predict_feature_file), **common
+                o.predict_file, is_training=False, cache_dir=self.cache_dir(o.predict_feature_file), **common
             )
         for split, path in ((TRAIN, o.train_file), (PREDICT, o.predict_file)):
             if split in self.cached:  # every counted problem, one line each naming the file and question
@@ -518,7 +511,7 @@ def _misses(
         elif not any(not f.is_impossible and f.start_position for f in mine):
             reason = "no window holds the whole answer span"
         elif not any(
-            not f.is_impossible and f.start_position and _is_max_context(f, f.start_position) for f in mine
+            not f.is_impossible and f.start_position and is_max_context(f, f.start_position) for f in mine
         ):
             reason = "the answer's start token has its maximal context in a window that does not hold the whole answer"
         elif all(f.end_position - f.start_position + 1 > max_answer_length for f in mine if f.start_position):
@@ -528,11 +521,6 @@ def _misses(
             reason = "the text recovered from the token span differs from the gold answer (tokenization/alignment)"
         out.append({"id": example.qas_id, "prediction": answer, "gold": golds[0], "reason": reason})
     return out
-
-
-def _is_max_context(feature: Any, position: int) -> bool:
-    table = feature.token_is_max_context
-    return bool(table.get(position, table.get(str(position), False)))
 
 
 def _upper_bound_main(argv: Sequence[str]) -> int:

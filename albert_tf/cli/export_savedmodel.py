@@ -1,5 +1,5 @@
-"""export_savedmodel: a checkpoint -> SavedModels answered from raw text (--task=classifier, the default, and
---task=race) or reused as a TF-Hub-style encoder (--task=encoder).
+"""export_savedmodel: a checkpoint -> SavedModels answered from raw text (--task=classifier, the default,
+--task=squad and --task=race) or reused as a TF-Hub-style encoder (--task=encoder).
 
 --task=classifier: a fine-tuned GLUE classifier. Signatures: serving_default (raw strings text_a [+ text_b for
 pair tasks] -> probabilities, label, label_id, logits; or score for STS-B), serve_token_ids
@@ -16,6 +16,16 @@ serve_ids (input_ids/input_mask/segment_ids [B, 4, L]). Written to --export_dir/
 
   export_savedmodel --task=race --albert_config_file=albert_base_v2 --spm_model_file=30k-clean.model \\
       --max_seq_length=512 --max_qa_length=128 --checkpoint=out/race/best/ckpt-best --export_dir=serving/race
+
+--task=squad: a fine-tuned SQuAD model (run_squad's best/ckpt-best or ckpt-N; --version_2_with_negative for v2).
+Signatures: serving_default (raw strings question [B], context [B] of any length -> answer, start/end character
+offsets into the context, score; v2 also null_score and has_answer at --null_score_diff_threshold; windows of
+--max_seq_length with --doc_stride and the official post-processing run in the graph) and serve_token_ids
+(input_ids/input_mask/segment_ids [+ p_mask for v2] of windows -> the model's raw outputs).
+
+  export_savedmodel --task=squad --version_2_with_negative --albert_config_file=albert_base_v2 \
+      --spm_model_file=30k-clean.model --max_seq_length=384 --checkpoint=out/squad2/best/ckpt-best \
+      --export_dir=serving/squad2
 
 --task=encoder (the official export_to_tfhub.py / export_checkpoints.py): the pretrained backbone of
 --init_checkpoint (official TF1, Hugging Face or albert-tf) as <export_dir>/encoder (input_word_ids, input_mask,
@@ -38,9 +48,10 @@ from absl import flags
 from albert_tf.cli import app
 
 FLAGS = flags.FLAGS
-TASKS = ("classifier", "race", "encoder")
+TASKS = ("classifier", "squad", "race", "encoder")
 REQUIRED = {
     "classifier": ("task_name", "albert_config_file", "spm_model_file", "checkpoint", "export_dir"),
+    "squad": ("albert_config_file", "spm_model_file", "checkpoint", "export_dir"),
     "race": ("albert_config_file", "spm_model_file", "checkpoint", "export_dir"),
     "encoder": ("albert_config_file", "spm_model_file", "init_checkpoint", "export_dir"),
 }
@@ -51,7 +62,7 @@ def define_flags(fv: flags.FlagValues = FLAGS) -> None:
     if "checkpoint" in fv:
         return
     flags.DEFINE_enum("task", "classifier", list(TASKS),
-                      "What to export: a fine-tuned GLUE classifier, a fine-tuned RACE model, or the pretrained "
+                      "What to export: a fine-tuned GLUE classifier, SQuAD model or RACE model, or the pretrained "
                       "encoder + preprocessor.",
                       flag_values=fv)
     flags.DEFINE_string("task_name", None,
@@ -64,19 +75,39 @@ def define_flags(fv: flags.FlagValues = FLAGS) -> None:
     flags.DEFINE_integer("max_qa_length", 128, "--task=race: question + option tokens kept (the last ones).",
                          flag_values=fv)
     flags.DEFINE_string("checkpoint", None,
-                        "--task=classifier / race: fine-tuned checkpoint (run_classifier's or run_race's "
-                        "best/ckpt-best or ckpt-N).",
+                        "--task=classifier / squad / race: fine-tuned checkpoint (the runner's best/ckpt-best or "
+                        "ckpt-N).",
                         flag_values=fv)
+    _define_squad_flags(fv)
     if "init_checkpoint" not in fv:  # the runners define it too (cli/flags.py)
         flags.DEFINE_string("init_checkpoint", None,
                             "--task=encoder: pretrained weights (official TF1 prefix or directory, Hugging Face "
                             "directory, albert-tf checkpoint or .keras file).", flag_values=fv)
     flags.DEFINE_string("export_dir", None,
-                        "Base directory: --task=classifier / race write <export_dir>/<step>; --task=encoder writes "
+                        "Base directory: --task=classifier / squad / race write <export_dir>/<step>; --task=encoder "
+                        "writes "
                         "<export_dir>/encoder and <export_dir>/preprocessor.", flag_values=fv)
     flags.DEFINE_float("threshold_to_export", float("nan"), "Also return this float scalar as 'threshold' (NaN: none).",
                        flag_values=fv)
     flags.DEFINE_enum("sharing", "all", ["all", "attention", "ffn", "none"], "Cross-layer sharing.", flag_values=fv)
+
+
+def _define_squad_flags(fv: flags.FlagValues) -> None:
+    """--task=squad: the run_squad flags that shape the windows, the head and the answers (run_squad's names and
+    defaults; skipped where a runner sharing ``fv`` defined them already)."""
+    squad_flags = [
+        (flags.DEFINE_bool, "version_2_with_negative", False, "SQuAD 2.0 head (beam + answer class)."),
+        (flags.DEFINE_integer, "doc_stride", 128, "Tokens between the starts of two context windows."),
+        (flags.DEFINE_integer, "max_query_length", 64, "Question tokens kept."),
+        (flags.DEFINE_integer, "max_answer_length", 30, "Longest answer, in tokens."),
+        (flags.DEFINE_integer, "n_best_size", 20, "v1: start and end candidates per window."),
+        (flags.DEFINE_integer, "start_n_top", 5, "v2 beam: start positions kept."),
+        (flags.DEFINE_integer, "end_n_top", 5, "v2 beam: end positions kept per start."),
+        (flags.DEFINE_float, "null_score_diff_threshold", 0.0, "v2: has_answer = null_score < this threshold."),
+    ]
+    for define, name, default, help_text in squad_flags:
+        if name not in fv:
+            define(name, default, "--task=squad: " + help_text, flag_values=fv)
 
 
 def _export_encoder() -> dict[str, str]:
@@ -108,7 +139,7 @@ def _export_encoder() -> dict[str, str]:
 
 
 def _main(argv: list[str]) -> int:
-    from albert_tf.tasks import glue, race
+    from albert_tf.tasks import glue, race, squad
     from albert_tf.training.run_config import RunError
 
     for name in REQUIRED[FLAGS.task]:
@@ -121,6 +152,17 @@ def _main(argv: list[str]) -> int:
             )
         for kind, path in _export_encoder().items():
             print(f"exported {kind} {path}", flush=True)
+        return 0
+    if FLAGS.task == "squad":
+        path = squad.export_checkpoint(
+            FLAGS.checkpoint,
+            FLAGS.export_dir,
+            **{name: FLAGS[name].value for name in (
+                "albert_config_file", "spm_model_file", "max_seq_length", "do_lower_case", "sharing",
+                "version_2_with_negative", "doc_stride", "max_query_length", "max_answer_length", "n_best_size",
+                "start_n_top", "end_n_top", "null_score_diff_threshold")},
+        )
+        print(f"exported {path}", flush=True)
         return 0
     if FLAGS.task == "race":
         path = race.export_checkpoint(
@@ -154,9 +196,10 @@ def main(argv: list[str] | None = None) -> None:
     """Console script ``export_savedmodel``."""
     from albert_tf.cli.run_classifier import expected_errors
     from albert_tf.data.race import RaceDataError
+    from albert_tf.data.squad import SquadDataError
 
     define_flags()
-    app.run(_main, __doc__, errors=(*expected_errors(), RaceDataError, FileExistsError), argv=argv)
+    app.run(_main, __doc__, errors=(*expected_errors(), RaceDataError, SquadDataError, FileExistsError), argv=argv)
 
 
 if __name__ == "__main__":

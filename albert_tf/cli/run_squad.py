@@ -12,7 +12,9 @@ hyper-parameters: --preset=squad/v1 and --preset=squad/v2 (`python -m albert_tf.
 <output_dir>/best/; --do_predict writes predictions.json, nbest_predictions.json and (v2) null_odds.json with the
 best weights (or --predict_checkpoint) and scores them when the file has answers. v2 scores are reported twice:
 exact/f1 with the null threshold tuned on the same file (the official numbers) and fixed_exact/fixed_f1 with
---null_score_diff_threshold (nothing tuned on the answers).
+--null_score_diff_threshold (nothing tuned on the answers). --export_dir writes a SavedModel of the best weights that
+TF Serving answers from raw text (question, context -> answer, character offsets, score; v2 also null_score and
+has_answer), windows and post-processing in the graph.
 """
 
 from __future__ import annotations
@@ -64,6 +66,9 @@ def define_flags(fv: flags.FlagValues = FLAGS) -> None:
     flags.DEFINE_string("predict_feature_left_file", None,
                         "Official flag (a pickle there); accepted and unused: the window metadata lives in the "
                         "cache's JSON side file.", flag_values=fv)
+    flags.DEFINE_string("export_dir", None,
+                        "Write a SavedModel (raw question/context serving_default + token-id serve_token_ids) of the "
+                        "best weights to <dir>/<step>.", flag_values=fv)
     flags.DEFINE_bool("use_einsum", True, "Official v1 flag for TFLite; accepted, no effect here.", flag_values=fv)
     shared.define_fine_tuning_flags(
         fv, max_seq_length=384, max_seq_length_help="Tokens per window: [CLS] question [SEP] context [SEP].",
@@ -96,6 +101,8 @@ def _main(argv: list[str]) -> int:
     if scores:
         print("predictions: " + ", ".join(f"{k} {v:.2f}" for k, v in scores.items() if isinstance(v, float)),
               flush=True)
+    if summary.get("export_dir"):
+        print(f"exported {summary['export_dir']}", flush=True)
     return 0
 
 

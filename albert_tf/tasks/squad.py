@@ -21,6 +21,10 @@ wires them to the hooks of ``tasks/base.py``:
 * Without ``--num_train_steps`` the step count is the official ``int(len(train examples) / train_batch_size *
   num_train_epochs)`` and, without ``--num_warmup_steps``, the warmup ``int(steps * warmup_proportion)``.
 
+* ``--export_dir`` writes a SavedModel of the best (or ``--predict_checkpoint``) weights to ``<export_dir>/<step>``
+  that answers raw ``question`` / ``context`` strings, windows and post-processing in the graph
+  (``albert_tf.export.squad``); ``export_savedmodel --task=squad`` does the same from a checkpoint.
+
 ``python -m albert_tf.tasks.squad span_upper_bound ...`` is the span-upper-bound diagnostic (:func:`span_upper_bound`).
 """
 
@@ -46,6 +50,7 @@ from albert_tf.tasks.base import (
     FineTuningOptions,
     FineTuningTask,
     TaskError,
+    export_metadata,
     load_albert_config,
 )
 from albert_tf.tokenization import FullTokenizer
@@ -316,6 +321,39 @@ class SquadTask(FineTuningTask):
                 self.predict_dataset, predictions, self.version_2, self.options.null_score_diff_threshold
             )
         return summary
+
+
+    def export(self, model, export_dir: str, step: int, source: str) -> str:
+        """SavedModel in ``export_dir/<step>``: raw question and context -> answer, character offsets, score."""
+        from albert_tf.export.squad import export_squad
+        from albert_tf.tokenization import AlbertPreprocessor
+
+        o = self.options
+        path = os.path.join(export_dir, str(step))
+        export_squad(
+            model,
+            path,
+            preprocessor=AlbertPreprocessor.from_tokenizer(self.tokenizer, o.max_seq_length),
+            doc_stride=o.doc_stride,
+            max_query_length=o.max_query_length,
+            max_answer_length=o.max_answer_length,
+            n_best_size=o.n_best_size,
+            null_score_diff_threshold=o.null_score_diff_threshold,
+            metadata=export_metadata(self.name, o.max_seq_length, self.tokenizer, source, step),
+        )
+        logging.info("exported SavedModel to %s", path)
+        return path
+
+
+def export_checkpoint(checkpoint: str, export_dir: str, **options: Any) -> str:
+    """``export_savedmodel --task=squad``: a fine-tuned SQuAD checkpoint -> SavedModel in ``export_dir/<step>``.
+
+    ``options`` are the SQuAD options (albert_config_file, spm_model_file, max_seq_length,
+    version_2_with_negative, doc_stride, ...).
+    """
+    options = {"do_train": False, "do_eval": False, "do_predict": False, **options}
+    config = make_config(output_dir=export_dir, export_dir=export_dir, predict_checkpoint=checkpoint, **options)
+    return run(config)["export_dir"]
 
 
 def write_prediction_files(results_dir: str, predictions: SquadPredictions, null_threshold: float) -> list[str]:

@@ -173,35 +173,46 @@ class AlbertPreprocessor(keras.layers.Layer):
 
     # ------------------------------------------------------------------------------------------------ tables
     @staticmethod
-    def _digit_comma_table(sp) -> tuple[np.ndarray, np.ndarray] | None:
-        """Per vocab id, the ids the official ``encode_pieces`` puts in its place (row splits, values)."""
+    def _digit_comma_table(sp) -> tuple[np.ndarray, ...] | None:
+        """Per vocab id, the ids the official ``encode_pieces`` puts in its place (row splits, values), and per
+        value the UTF-8 bytes of its piece and of the pieces from it to the end of its row (``-1`` for an id kept
+        as is): they place a re-encoded piece's parts inside the original piece's span (:meth:`encode_with_offsets`)."""
         comma = sp.PieceToId(",")
-        splits, values = [0], []
+        splits, values, sizes, suffix_bytes = [0], [], [], []
         flagged = 0
         for i in range(sp.GetPieceSize()):
             piece = sp.IdToPiece(i)
             if needs_digit_comma_reencode(piece) and not (sp.IsControl(i) or sp.IsUnknown(i)):
-                values.extend(sp.EncodeAsIds(piece[:-1].replace(SPIECE_UNDERLINE, "")))
-                values.append(comma)
+                parts = [*sp.EncodeAsIds(piece[:-1].replace(SPIECE_UNDERLINE, "")), comma]
+                part_sizes = [len(sp.IdToPiece(j).replace(SPIECE_UNDERLINE, "").encode("utf-8")) for j in parts]
+                values.extend(parts)
+                sizes.extend(part_sizes)
+                suffix_bytes.extend(int(sum(part_sizes[k:])) for k in range(len(part_sizes)))
                 flagged += 1
             else:
                 values.append(i)
+                sizes.append(-1)
+                suffix_bytes.append(-1)
             splits.append(len(values))
         if not flagged:
             return None
-        return np.asarray(splits, np.int64), np.asarray(values, np.int32)
+        return (np.asarray(splits, np.int64), np.asarray(values, np.int32), np.asarray(sizes, np.int64),
+                np.asarray(suffix_bytes, np.int64))
 
     # -------------------------------------------------------------------------------------------- text steps
-    def preprocess(self, text: tf.Tensor) -> tf.Tensor:
-        """In-graph ``preprocess_text(text, lower=do_lower_case, keep_accents=keep_accents)`` of a string tensor.
+    def preprocess(self, text: tf.Tensor, remove_space: bool = True) -> tf.Tensor:
+        """In-graph ``preprocess_text(text, remove_space, lower=do_lower_case, keep_accents=keep_accents)``.
 
         (The SentencePiece path; the WordPiece path uses :meth:`basic_tokenize` instead, as the official.)
+        ``remove_space=False`` skips the whitespace collapse and strip, as the SQuAD alignment's per-character
+        normaliser does.
         """
         x = tf.strings.unicode_transcode(
             text, "UTF-8", "UTF-8", errors="replace", replacement_char=0xFFFD, replace_control_characters=False
         )
-        x = tf.strings.regex_replace(x, self._whitespace, " ")
-        x = tf.strings.regex_replace(x, "^ | $", "")
+        if remove_space:
+            x = tf.strings.regex_replace(x, self._whitespace, " ")
+            x = tf.strings.regex_replace(x, "^ | $", "")
         if not self.keep_accents:
             x = tf_text.normalize_utf8(x, "NFKD")
             x = tf.strings.regex_replace(x, self._combining, "")
@@ -249,10 +260,43 @@ class AlbertPreprocessor(keras.layers.Layer):
             return tf.cast(pieces.merge_dims(1, 2), tf.int32)
         ids = self._sp.tokenize(self.preprocess(text))
         if self._reencode is not None:
-            splits, values = self._reencode
+            splits, values = self._reencode[:2]
             table = tf.RaggedTensor.from_row_splits(tf.constant(values), tf.constant(splits), validate=False)
             ids = ids.with_flat_values(tf.gather(table, ids.flat_values)).merge_dims(1, 2)
         return ids
+
+    def encode_with_offsets(self, preprocessed: tf.Tensor) -> tuple[tf.RaggedTensor, tf.RaggedTensor,
+                                                                      tf.RaggedTensor]:
+        """SentencePiece ids of already pre-processed strings ``[N]`` with each piece's UTF-8 byte span in its
+        string: ``(ids, begin, end)``, ragged int32 / int64 / int64 ``[N, None]``.
+
+        The spans are SentencePiece's own (a "▁" added in front of a word covers no byte). A piece the official
+        digit-comma rule re-encodes ("▁1999," -> "▁1999" ",") is split into its parts' byte lengths counted
+        from the end of the original span. SentencePiece only (the SQuAD character alignment works on pieces).
+        """
+        if self.kind != "spm":
+            raise ValueError("encode_with_offsets needs a SentencePiece model")
+        ids, begin, end = self._sp.tokenize_with_offsets(preprocessed)
+        begin, end = tf.cast(begin, tf.int64), tf.cast(end, tf.int64)
+        if self._reencode is None:
+            return ids, begin, end
+        splits, values, sizes, suffix_bytes = self._reencode
+        rows = tf.RaggedTensor.from_row_splits(tf.range(len(values), dtype=tf.int64), tf.constant(splits),
+                                               validate=False)
+        slots = tf.gather(rows, ids.flat_values)  # [pieces, parts]: positions in ``values``
+        parts = tf.gather(tf.constant(values), slots.flat_values)
+        size = tf.gather(tf.constant(sizes), slots.flat_values)
+        suffix = tf.gather(tf.constant(suffix_bytes), slots.flat_values)
+        piece_begin = tf.repeat(begin.flat_values, slots.row_lengths())
+        piece_end = tf.repeat(end.flat_values, slots.row_lengths())
+        kept = suffix < 0
+        part_begin = tf.where(kept, piece_begin, tf.maximum(piece_begin, piece_end - suffix))
+        part_end = tf.where(kept, piece_end, tf.maximum(piece_begin, piece_end - suffix + size))
+
+        def regroup(flat):
+            return ids.with_flat_values(slots.with_flat_values(flat)).merge_dims(1, 2)
+
+        return regroup(parts), regroup(part_begin), regroup(part_end)
 
     # -------------------------------------------------------------------------------------------------- packing
     def pack(self, ids_a: tf.RaggedTensor, ids_b: tf.RaggedTensor | None) -> dict[str, tf.Tensor]:

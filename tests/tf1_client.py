@@ -1,0 +1,77 @@
+"""What TF Serving does with an export, as a test helper: a fresh process, ``tensorflow_text`` imported for its ops,
+the TF1 ``SavedModelBundle`` loader, one ``session.run`` per request.
+
+Requests are dicts ``{"name", "dir", "signature", "feeds"}``. Feed values are nested lists; each input's dtype is the
+signature's own (``DT_STRING`` inputs take ``str`` or ``bytes``: bytes that are not UTF-8 travel through JSON with
+``surrogateescape`` and reach the graph as the same bytes). A request that fails returns ``{"error": "Type:
+message"}`` instead of killing the process, so bad requests can be checked for their message. String outputs come
+back as ``str``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+from conftest import ROOT
+
+_SCRIPT = textwrap.dedent(
+    """
+    import json, sys
+    import numpy as np
+    import tensorflow as tf
+    import tensorflow_text  # registers SentencepieceOp & co., as the ModelServer links them
+
+    def raw(x):
+        return x.encode("utf-8", "surrogateescape") if isinstance(x, str) else x
+
+    def text(x):
+        return x.decode("utf-8", "surrogateescape")
+
+    results = {}
+    for req in json.load(open(sys.argv[1])):
+        graph = tf.Graph()
+        with graph.as_default(), tf.compat.v1.Session(graph=graph) as sess:
+            meta = tf.compat.v1.saved_model.loader.load(sess, ["serve"], req["dir"])
+            sig = meta.signature_def[req["signature"]]
+            feeds = {}
+            for k, v in req["feeds"].items():
+                dtype = tf.dtypes.as_dtype(sig.inputs[k].dtype)
+                if dtype == tf.string:
+                    feeds[sig.inputs[k].name] = np.vectorize(raw, otypes=[object])(np.array(v, dtype=object))
+                else:
+                    feeds[sig.inputs[k].name] = np.array(v, dtype=dtype.as_numpy_dtype)
+            names = sorted(sig.outputs)
+            try:
+                values = sess.run([sig.outputs[k].name for k in names], feed_dict=feeds)
+            except Exception as e:  # a bad request must fail with a message, not kill the server
+                results[req["name"]] = {"error": type(e).__name__ + ": " + str(e)[:3000]}
+                continue
+            out = {"inputs": sorted(sig.inputs), "method": sig.method_name}
+            for k, v in zip(names, values):
+                v = np.asarray(v)
+                out[k] = np.vectorize(text, otypes=[object])(v).tolist() if v.dtype == object else v.tolist()
+            results[req["name"]] = out
+    json.dump(results, open(sys.argv[2], "w"))
+    """
+)
+
+
+def as_json_text(value: bytes) -> str:
+    """``bytes`` (possibly not UTF-8) as a JSON-safe ``str`` the client turns back into the same bytes."""
+    return value.decode("utf-8", "surrogateescape")
+
+
+def serve_in_fresh_process(tmp_path, requests: list[dict], timeout: int = 600) -> dict[str, dict]:
+    """Run ``requests`` against their exports in a new Python process; ``{name: outputs or {"error": ...}}``."""
+    req_path, out_path, script = tmp_path / "tf1_requests.json", tmp_path / "tf1_out.json", tmp_path / "tf1_client.py"
+    req_path.write_text(json.dumps(requests))
+    script.write_text(_SCRIPT)
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, str(script), str(req_path), str(out_path)], capture_output=True, text=True,
+                          env=env, timeout=timeout)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(out_path.read_text())

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import base64
 import json
 import os
 import subprocess
 import sys
-import textwrap
 
 import numpy as np
 import pytest
 from conftest import ROOT, shared_path
+from tf1_client import as_json_text, serve_in_fresh_process
 
 from albert_tf.config import AlbertConfig
 from albert_tf.data import glue
@@ -25,57 +24,9 @@ PAIRS = [
     ("Tiếng Việt có dấu.", LONG),
 ]
 
-# What TF Serving does: a fresh process, tensorflow_text imported for its ops, the TF1 SavedModelBundle path.
-TF1_LOADER = textwrap.dedent(
-    """
-    import base64, json, sys
-    import numpy as np
-    import tensorflow as tf
-    import tensorflow_text  # registers SentencepieceOp & co., as the ModelServer links them
-
-    requests = json.load(open(sys.argv[1]))
-    results = {}
-    for req in requests:
-        graph = tf.Graph()
-        with graph.as_default(), tf.compat.v1.Session(graph=graph) as sess:
-            meta = tf.compat.v1.saved_model.loader.load(sess, ["serve"], req["dir"])
-            sig = meta.signature_def[req["signature"]]
-            def value(k, v):
-                if k.startswith("serialized"):
-                    return np.array([base64.b64decode(x) for x in v], dtype=object)
-                return np.array(v, dtype=object if k.startswith("text") else np.int32)
-
-            feeds = {sig.inputs[k].name: value(k, v) for k, v in req["feeds"].items()}
-            names = sorted(sig.outputs)
-            values = sess.run([sig.outputs[k].name for k in names], feed_dict=feeds)
-            out = {"inputs": sorted(sig.inputs), "method": sig.method_name}
-            for k, v in zip(names, values):
-                out[k] = [x.decode() for x in v] if v.dtype == object else np.asarray(v).tolist()
-            results[req["name"]] = out
-    json.dump(results, open(sys.argv[2], "w"))
-    """
-)
-
-
 def _softmax(x):
     e = np.exp(x - x.max(-1, keepdims=True))
     return e / e.sum(-1, keepdims=True)
-
-
-def _run_tf1_loader(tmp_path, requests):
-    req_path, out_path, script = tmp_path / "req.json", tmp_path / "out.json", tmp_path / "tf1_load.py"
-    req_path.write_text(json.dumps(requests))
-    script.write_text(TF1_LOADER)
-    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
-    proc = subprocess.run(
-        [sys.executable, str(script), str(req_path), str(out_path)],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return json.loads(out_path.read_text())
 
 
 def _tiny(num_labels, seq):
@@ -117,8 +68,11 @@ def test_export_answers_raw_text_like_keras_in_tf1_session(tmp_path):
     assert serving.load_export_info(cls_dir)["labels"] == labels
     ids_feeds = {k: [getattr(f, k) for f in py] for k in ("input_ids", "input_mask", "segment_ids")}
     # The official receiver: serialized tf.train.Example records, as the feature cache writes them.
-    examples = [base64.b64encode(glue._serialize(f, False)).decode() for f in py]
-    got = _run_tf1_loader(
+    examples = [as_json_text(glue._serialize(f, False)) for f in py]
+    # Bytes that are not UTF-8 are answered as the Python path reads them (each bad byte a U+FFFD).
+    bad = [b"caf\xe9 \xff\xfe ok", b"\xc3\x28 second \x80"]
+    replaced = [x.decode("utf-8", "replace") for x in bad]
+    got = serve_in_fresh_process(
         tmp_path,
         [
             {"name": "text", "dir": cls_dir, "signature": "serving_default", "feeds": {"text_a": a, "text_b": b}},
@@ -129,8 +83,15 @@ def test_export_answers_raw_text_like_keras_in_tf1_session(tmp_path):
                 "signature": "serve_tf_examples",
                 "feeds": {"serialized_example": examples},
             },
+            {"name": "bytes", "dir": cls_dir, "signature": "serving_default",
+             "feeds": {"text_a": [as_json_text(x) for x in bad], "text_b": ["", as_json_text(bad[0])]}},
+            {"name": "replaced", "dir": cls_dir, "signature": "serving_default",
+             "feeds": {"text_a": replaced, "text_b": ["", replaced[0]]}},
+            {"name": "batch", "dir": cls_dir, "signature": "serving_default", "feeds": {"text_a": a, "text_b": b[:2]}},
         ],
     )
+    assert "error" not in got["bytes"] and got["bytes"]["probabilities"] == got["replaced"]["probabilities"]
+    assert "text_a and text_b must hold the same number of strings" in got["batch"]["error"]
     text = got["text"]
     assert text["inputs"] == ["text_a", "text_b"] and text["method"] == "tensorflow/serving/predict"
     np.testing.assert_allclose(np.array(text["probabilities"]), ref_probs, atol=1e-6)
@@ -155,7 +116,7 @@ def test_regression_single_sentence_export_returns_scores(tmp_path):
     ref = regressor(pre({"text_a": tf.constant(a)}), training=False).numpy()[:, 0]
     reg_dir = str(tmp_path / "reg" / "1")
     serving.export_classifier(regressor, reg_dir, labels=None, text_pair=False, preprocessor=pre)
-    got = _run_tf1_loader(
+    got = serve_in_fresh_process(
         tmp_path, [{"name": "score", "dir": reg_dir, "signature": "serving_default", "feeds": {"text_a": a}}]
     )["score"]
     assert got["inputs"] == ["text_a"] and "probabilities" not in got
@@ -215,7 +176,7 @@ def test_export_savedmodel_cli_from_a_trainer_checkpoint(tmp_path):
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     export = tmp_path / "serving" / "7"
-    got = _run_tf1_loader(
+    got = serve_in_fresh_process(
         tmp_path, [{"name": "t", "dir": str(export), "signature": "serving_default", "feeds": {"text_a": ["a b", ""]}}]
     )["t"]
     assert got["inputs"] == ["text_a"] and set(got["label"]) <= {"0", "1"}
@@ -224,7 +185,8 @@ def test_export_savedmodel_cli_from_a_trainer_checkpoint(tmp_path):
     ref = _softmax(model(x, training=False).numpy())
     ids = [[2, 3] + [0] * 14]
     feeds = {"input_ids": ids, "input_mask": [[1, 1] + [0] * 14], "segment_ids": [[0] * 16]}
-    got = _run_tf1_loader(tmp_path, [{"name": "i", "dir": str(export), "signature": "serve_token_ids", "feeds": feeds}])
+    request = {"name": "i", "dir": str(export), "signature": "serve_token_ids", "feeds": feeds}
+    got = serve_in_fresh_process(tmp_path, [request])
     np.testing.assert_allclose(np.array(got["i"]["probabilities"]), ref, atol=1e-6)  # the checkpoint's weights
 
 

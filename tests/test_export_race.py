@@ -3,21 +3,21 @@ features of the Python pipeline (``convert_example``) built in the graph; loaded
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
-import textwrap
 
 import numpy as np
 import pytest
 from conftest import ROOT, shared_path
+from tf1_client import as_json_text, serve_in_fresh_process
 
 from albert_tf.config import AlbertConfig
 from albert_tf.data import race
 from albert_tf.data.race.reader import RaceExample
 
 SEQ, QA = 64, 16
+BAD_BYTES = (b"Caf\xe9 article \xff\xfe text", b"Which _ is \xc3\x28 right?", b"opt\x80ion")
 KEYS = ("input_ids", "input_mask", "segment_ids")
 # Cloze blanks at either end, several blanks, empty fields, whitespace runs, accents, İ (lower() adds a combining
 # mark) and U+FF3F (NFKD makes it a "_": a cloze question only after pre-processing), digit commas, a long article.
@@ -28,28 +28,6 @@ EDGE = [
     ("word " * 200, "", ("", "", "", "")),
     ("café", "__double__", ("ab", "c", "", "Ⅻ")),
 ]
-
-# What TF Serving does: a fresh process, tensorflow_text imported, the TF1 SavedModelBundle path.
-TF1_SCRIPT = textwrap.dedent(
-    """
-    import json, sys
-    import numpy as np
-    from albert_tf.export.serving import run_tf1_session
-
-    results = {}
-    for req in json.load(open(sys.argv[1])):
-        feeds = {k: np.array(v, dtype=np.int32 if k.endswith("_ids") or k.endswith("mask") else object)
-                 for k, v in req["feeds"].items()}
-        try:
-            out = run_tf1_session(req["dir"], feeds, req["signature"])
-            results[req["name"]] = {k: [x.decode() for x in v] if v.dtype == object else v.tolist()
-                                    for k, v in out.items()}
-        except Exception as e:  # a bad request must fail with a message, not kill the process
-            results[req["name"]] = {"error": type(e).__name__ + ": " + str(e)[:2000]}
-    json.dump(results, open(sys.argv[2], "w"))
-    """
-)
-
 
 def _examples(real: bool) -> list[RaceExample]:
     edge = [RaceExample(f"edge-{i}", a, q, o, 0, "middle") for i, (a, q, o) in enumerate(EDGE)]
@@ -127,17 +105,6 @@ def test_raw_text_signature_equals_keras_on_python_features(exported):
     assert (info["max_seq_length"], info["max_qa_length"], info["task"]) == (SEQ, QA, "race")
 
 
-def _tf1(tmp_path, requests):
-    req, out, script = tmp_path / "req.json", tmp_path / "out.json", tmp_path / "tf1.py"
-    req.write_text(json.dumps(requests))
-    script.write_text(TF1_SCRIPT)
-    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "PYTHONPATH": str(ROOT)}
-    proc = subprocess.run([sys.executable, str(script), str(req), str(out)], capture_output=True, text=True,
-                          env=env, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return json.loads(out.read_text())
-
-
 def test_tf1_session_loader_text_ids_and_bad_inputs(exported, tmp_path):
     """TF Serving's loader in a fresh process: raw text, token ids, and bad requests failing with a message."""
     tokenizer, model, export_dir = exported
@@ -156,8 +123,14 @@ def test_tf1_session_loader_text_ids_and_bad_inputs(exported, tmp_path):
         {"name": "batch_mismatch", "signature": "serving_default", "feeds": short},
         {"name": "bad_ids", "signature": "serve_ids", "feeds": bad_ids},
         {"name": "flat_options", "signature": "serving_default", "feeds": {**raw, "options": raw["question"]}},
+        {"name": "bytes", "signature": "serving_default", "feeds": {
+            "article": [as_json_text(BAD_BYTES[0])], "question": [as_json_text(BAD_BYTES[1])],
+            "options": [[as_json_text(BAD_BYTES[2]), "b", as_json_text(BAD_BYTES[0]), ""]]}},
+        {"name": "replaced", "signature": "serving_default", "feeds": {
+            "article": [BAD_BYTES[0].decode("utf-8", "replace")], "question": [BAD_BYTES[1].decode("utf-8", "replace")],
+            "options": [[BAD_BYTES[2].decode("utf-8", "replace"), "b", BAD_BYTES[0].decode("utf-8", "replace"), ""]]}},
     ]
-    got = _tf1(tmp_path, [{**r, "dir": export_dir} for r in requests])
+    got = serve_in_fresh_process(tmp_path, [{**r, "dir": export_dir} for r in requests])
     for name in ("text", "ids"):
         np.testing.assert_allclose(np.array(got[name]["probabilities"]), probs, atol=1e-5, err_msg=name)
         assert got[name]["answer"] == ["ABCD"[i] for i in probs.argmax(1)]
@@ -167,6 +140,8 @@ def test_tf1_session_loader_text_ids_and_bad_inputs(exported, tmp_path):
     # A rank-1 options feed: the session client refuses it against the [None, None] placeholder (the graph's own
     # check says "[batch, 4]" where a server feeds it past the client).
     assert "options" in got["flat_options"]["error"] and "shape" in got["flat_options"]["error"]
+    # Bytes that are not UTF-8 are answered as the Python path reads them (each bad byte a U+FFFD).
+    assert "error" not in got["bytes"] and got["bytes"]["probabilities"] == got["replaced"]["probabilities"]
 
 
 def test_export_savedmodel_cli_task_race(spm_model, tmp_path):

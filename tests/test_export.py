@@ -167,6 +167,7 @@ def test_export_savedmodel_cli_from_a_trainer_checkpoint(tmp_path):
             "--max_seq_length=16",
             f"--checkpoint={tmp_path / 'run' / 'ckpt-7'}",
             f"--export_dir={tmp_path / 'serving'}",
+            "--tflite",
         ],
         capture_output=True,
         text=True,
@@ -188,6 +189,12 @@ def test_export_savedmodel_cli_from_a_trainer_checkpoint(tmp_path):
     request = {"name": "i", "dir": str(export), "signature": "serve_token_ids", "feeds": feeds}
     got = serve_in_fresh_process(tmp_path, [request])
     np.testing.assert_allclose(np.array(got["i"]["probabilities"]), ref, atol=1e-6)  # the checkpoint's weights
+    # --tflite: the token-id signature as builtin-only TFLite next to the SavedModel, answering the same.
+    from albert_tf.export.tflite import run_tflite
+
+    assert f"wrote {export / 'model.tflite'}" in proc.stdout
+    lite = run_tflite(str(export / "model.tflite"), {k: np.array(v, np.int32) for k, v in feeds.items()})
+    np.testing.assert_allclose(lite["probabilities"], ref, atol=1e-4)
 
 
 def test_every_export_is_written_under_a_temporary_name_and_renamed(tmp_path):

@@ -36,6 +36,10 @@ segment, serve_text_pair for pairs, tokenize and bert_pack_inputs).
   export_savedmodel --task=encoder --albert_config_file=albert_base_v2 --spm_model_file=30k-clean.model \\
       --max_seq_length=128 --init_checkpoint=albert_base/model.ckpt-best --export_dir=hub/albert_base
 
+--tflite (classifier, squad, race) also writes <step>/model.tflite: the token-id signature with TFLite builtin ops
+only, any batch size at --max_seq_length (the raw-text signatures need TF string and tensorflow_text ops, which
+TFLite has no builtins for).
+
 Load the exports with `import tensorflow_text` first (SentencePiece ops).
 """
 
@@ -90,6 +94,9 @@ def define_flags(fv: flags.FlagValues = FLAGS) -> None:
     flags.DEFINE_float("threshold_to_export", float("nan"), "Also return this float scalar as 'threshold' (NaN: none).",
                        flag_values=fv)
     flags.DEFINE_enum("sharing", "all", ["all", "attention", "ffn", "none"], "Cross-layer sharing.", flag_values=fv)
+    flags.DEFINE_bool("tflite", False,
+                      "--task=classifier / squad / race: also convert the token-id signature to <step>/model.tflite "
+                      "(TFLite builtin ops only; any batch, sequence length --max_seq_length).", flag_values=fv)
 
 
 def _define_squad_flags(fv: flags.FlagValues) -> None:
@@ -138,7 +145,19 @@ def _export_encoder() -> dict[str, str]:
     )
 
 
+def _exported(path: str, ids_signature: str) -> int:
+    """Print the export, and with --tflite convert its token-id signature next to it."""
+    print(f"exported {path}", flush=True)
+    if FLAGS.tflite:
+        from albert_tf.export.tflite import convert_signature
+
+        print(f"wrote {convert_signature(path, signature_key=ids_signature)}", flush=True)
+    return 0
+
+
 def _main(argv: list[str]) -> int:
+    from albert_tf.export import IDS_SIGNATURE
+    from albert_tf.export.multiple_choice import IDS_SIGNATURE as RACE_IDS_SIGNATURE
     from albert_tf.tasks import glue, race, squad
     from albert_tf.training.run_config import RunError
 
@@ -146,6 +165,8 @@ def _main(argv: list[str]) -> int:
         if not getattr(FLAGS, name):
             raise RunError(f"--{name} is required" + (" (--task=encoder)" if FLAGS.task == "encoder" else ""))
     if FLAGS.task == "encoder":
+        if FLAGS.tflite:
+            raise RunError("--tflite converts a fine-tuned model's token-id signature; not for --task=encoder")
         if FLAGS.checkpoint:
             raise RunError(
                 "--task=encoder reads its weights from --init_checkpoint; --checkpoint is for --task=classifier"
@@ -162,8 +183,7 @@ def _main(argv: list[str]) -> int:
                 "version_2_with_negative", "doc_stride", "max_query_length", "max_answer_length", "n_best_size",
                 "start_n_top", "end_n_top", "null_score_diff_threshold")},
         )
-        print(f"exported {path}", flush=True)
-        return 0
+        return _exported(path, IDS_SIGNATURE)
     if FLAGS.task == "race":
         path = race.export_checkpoint(
             FLAGS.checkpoint,
@@ -175,8 +195,7 @@ def _main(argv: list[str]) -> int:
             do_lower_case=FLAGS.do_lower_case,
             sharing=FLAGS.sharing,
         )
-        print(f"exported {path}", flush=True)
-        return 0
+        return _exported(path, RACE_IDS_SIGNATURE)
     path = glue.export_checkpoint(
         FLAGS.checkpoint,
         FLAGS.export_dir,
@@ -188,8 +207,7 @@ def _main(argv: list[str]) -> int:
         sharing=FLAGS.sharing,
         threshold_to_export=None if math.isnan(FLAGS.threshold_to_export) else FLAGS.threshold_to_export,
     )
-    print(f"exported {path}", flush=True)
-    return 0
+    return _exported(path, IDS_SIGNATURE)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -2,8 +2,12 @@
 
 * ``serving``: a fine-tuned classifier answering raw text (``serving_default``), token-id and tf.Example
   signatures.
+* ``squad``: a fine-tuned SQuAD model answering a raw question and context (windows and post-processing in the
+  graph) with the answer, its character offsets and score (v2: null score, has_answer); token-id signature.
+* ``multiple_choice``: a fine-tuned RACE model answering a raw article, question and 4 options.
 * ``encoder``: the pretrained encoder as a reusable TF-Hub-style SavedModel (``input_word_ids`` / ``input_mask`` /
   ``input_type_ids`` -> ``pooled_output`` / ``sequence_output``) and its raw-text preprocessor SavedModel.
+* ``tflite``: a token-id signature of an export converted to a builtin-ops-only ``.tflite`` file, and its runner.
 """
 
 from albert_tf.export.encoder import (

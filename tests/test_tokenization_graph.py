@@ -252,3 +252,20 @@ def test_switches_give_the_same_ids_in_python_and_graph(spm_file, switches):
     texts += english_lines(200)
     assert layer.tokenize(tf.constant(texts)).to_list() == [tok.encode(t) for t in texts]
     assert layer.get_config()["keep_accents"] == tok.keep_accents
+
+
+def test_layer_survives_a_seed_reset(spm_file):
+    """``keras.utils.set_random_seed`` after the layer is built resets TF's eager kernel cache, which owns
+    tensorflow-text's SentencePiece resource (tensorflow/text#570); the layer's eager calls still answer."""
+    import keras
+    import tensorflow as tf
+
+    layer = AlbertPreprocessor(spm_model_file=str(spm_file), max_seq_length=16)
+    text = tf.constant(["The seed was reset, 1,000 times."])
+    before = layer(text)["input_ids"].numpy()
+    keras.utils.set_random_seed(3)
+    np.testing.assert_array_equal(layer(text)["input_ids"].numpy(), before)
+    keras.utils.set_random_seed(4)
+    ids, begin, end = layer.encode_with_offsets(layer.preprocess(text))
+    pieces = [i for i in before[0] if i not in (0, layer.cls_id, layer.sep_id)]
+    assert ids.flat_values.numpy().tolist() == pieces and begin.shape == end.shape

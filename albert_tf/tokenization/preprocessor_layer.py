@@ -250,6 +250,19 @@ class AlbertPreprocessor(keras.layers.Layer):
         too_long = tf.strings.length(words.flat_values, unit="UTF8_CHAR") > _MAX_CHARS_PER_WORD
         return words.with_flat_values(tf.where(too_long, "[UNK]", words.flat_values))
 
+    def _sentencepiece(self, method: str, text: tf.Tensor):
+        """``self._sp.<method>(text)``; called eagerly after ``tf.random.set_seed`` (``keras.utils.set_random_seed``),
+        which resets the eager kernel cache that owns tensorflow-text's SentencePiece resource
+        (tensorflow/text#570: "Resource ... SentencepieceOp ... does not exist"), it builds the resource again
+        and retries. A ``tf.function`` traced before the reset keeps the dead handle: trace after seeding."""
+        try:
+            return getattr(self._sp, method)(text)
+        except tf.errors.NotFoundError:
+            if not tf.executing_eagerly():
+                raise
+            self._sp = tf_text.SentencepieceTokenizer(model=self._proto, out_type=tf.int32)
+            return getattr(self._sp, method)(text)
+
     def tokenize(self, text: tf.Tensor) -> tf.RaggedTensor:
         """Ragged int32 ids ``[B, None]`` of raw strings ``[B]``.
 
@@ -258,7 +271,7 @@ class AlbertPreprocessor(keras.layers.Layer):
         if self.kind == "wordpiece":
             pieces = self._wordpiece.tokenize(self.basic_tokenize(text))
             return tf.cast(pieces.merge_dims(1, 2), tf.int32)
-        ids = self._sp.tokenize(self.preprocess(text))
+        ids = self._sentencepiece("tokenize", self.preprocess(text))
         if self._reencode is not None:
             splits, values = self._reencode[:2]
             table = tf.RaggedTensor.from_row_splits(tf.constant(values), tf.constant(splits), validate=False)
@@ -276,7 +289,7 @@ class AlbertPreprocessor(keras.layers.Layer):
         """
         if self.kind != "spm":
             raise ValueError("encode_with_offsets needs a SentencePiece model")
-        ids, begin, end = self._sp.tokenize_with_offsets(preprocessed)
+        ids, begin, end = self._sentencepiece("tokenize_with_offsets", preprocessed)
         begin, end = tf.cast(begin, tf.int64), tf.cast(end, tf.int64)
         if self._reencode is None:
             return ids, begin, end

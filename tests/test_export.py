@@ -105,6 +105,48 @@ def test_export_answers_raw_text_like_keras_in_tf1_session(tmp_path):
     assert text["threshold"] == got["examples"]["threshold"] == 0.25
 
 
+def _xla_functions(export_dir: str) -> list[str]:
+    """Names of the functions in a SavedModel's graph that are marked for XLA compilation."""
+    from tensorflow.core.protobuf import saved_model_pb2
+
+    proto = saved_model_pb2.SavedModel()
+    with open(os.path.join(export_dir, "saved_model.pb"), "rb") as f:
+        proto.ParseFromString(f.read())
+    library = proto.meta_graphs[0].graph_def.library
+    return [f.signature.name for f in library.function if f.attr["_XlaMustCompile"].b]
+
+
+def test_jit_compile_export_answers_like_keras_in_tf1_session(tmp_path):
+    """export_classifier(jit_compile=True): the forward is an XLA function in every signature, the answers equal
+    the Keras model's through the TF1 loader (TF Serving's), raw text and token ids alike."""
+    import tensorflow as tf
+
+    from albert_tf.export import serving
+
+    seq = 32
+    _, model, pre = _tiny(2, seq)
+    a = [p[0] for p in PAIRS]
+    b = [p[1] for p in PAIRS]
+    feats = pre({"text_a": tf.constant(a), "text_b": tf.constant(b)})
+    ref = _softmax(model(feats, training=False).numpy().astype(np.float64))
+    plain, xla = str(tmp_path / "plain" / "1"), str(tmp_path / "xla" / "1")
+    serving.export_classifier(model, plain, labels=["0", "1"], text_pair=True, preprocessor=pre)
+    serving.export_classifier(model, xla, labels=["0", "1"], text_pair=True, preprocessor=pre, jit_compile=True)
+    assert serving.load_export_info(xla)["jit_compile"] is True
+    assert _xla_functions(xla) and not _xla_functions(plain)
+    ids = {k: feats[k].numpy().tolist() for k in ("input_ids", "input_mask", "segment_ids")}
+    got = serve_in_fresh_process(
+        tmp_path,
+        [
+            {"name": "text", "dir": xla, "signature": "serving_default", "feeds": {"text_a": a, "text_b": b}},
+            {"name": "ids", "dir": xla, "signature": "serve_token_ids", "feeds": ids},
+        ],
+    )
+    for name in ("text", "ids"):
+        np.testing.assert_allclose(np.array(got[name]["probabilities"]), ref, atol=1e-5)
+        assert got[name]["label"] == [str(i) for i in ref.argmax(1)]
+
+
 @pytest.mark.slow
 def test_regression_single_sentence_export_returns_scores(tmp_path):
     import tensorflow as tf

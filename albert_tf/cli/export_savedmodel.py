@@ -94,6 +94,11 @@ def define_flags(fv: flags.FlagValues = FLAGS) -> None:
     flags.DEFINE_float("threshold_to_export", float("nan"), "Also return this float scalar as 'threshold' (NaN: none).",
                        flag_values=fv)
     flags.DEFINE_enum("sharing", "all", ["all", "attention", "ffn", "none"], "Cross-layer sharing.", flag_values=fv)
+    if "export_jit_compile" not in fv:
+        flags.DEFINE_bool("export_jit_compile", False,
+                          "--task=classifier: run the model's forward under XLA in every signature (same outputs; "
+                          "~10% lower CPU latency at batch 1; the first request of each shape compiles).",
+                          flag_values=fv)
     flags.DEFINE_bool("tflite", False,
                       "--task=classifier / squad / race: also convert the token-id signature to <step>/model.tflite "
                       "(TFLite builtin ops only; any batch, sequence length --max_seq_length).", flag_values=fv)
@@ -164,6 +169,8 @@ def _main(argv: list[str]) -> int:
     for name in REQUIRED[FLAGS.task]:
         if not getattr(FLAGS, name):
             raise RunError(f"--{name} is required" + (" (--task=encoder)" if FLAGS.task == "encoder" else ""))
+    if FLAGS.export_jit_compile and FLAGS.task != "classifier":
+        raise RunError("--export_jit_compile is implemented for --task=classifier only")
     if FLAGS.task == "encoder":
         if FLAGS.tflite:
             raise RunError("--tflite converts a fine-tuned model's token-id signature; not for --task=encoder")
@@ -206,6 +213,7 @@ def _main(argv: list[str]) -> int:
         do_lower_case=FLAGS.do_lower_case,
         sharing=FLAGS.sharing,
         threshold_to_export=None if math.isnan(FLAGS.threshold_to_export) else FLAGS.threshold_to_export,
+        export_jit_compile=FLAGS.export_jit_compile,
     )
     return _exported(path, IDS_SIGNATURE)
 

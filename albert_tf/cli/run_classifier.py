@@ -39,6 +39,9 @@ def define_flags(fv: flags.FlagValues = FLAGS) -> None:
     flags.DEFINE_float("threshold_to_export", float("nan"),
                        "With --export_dir: also return this float scalar as 'threshold' from every signature "
                        "(NaN: none).", flag_values=fv)
+    flags.DEFINE_bool("export_jit_compile", False,
+                      "With --export_dir: run the model's forward under XLA in every signature (same outputs; ~10% "
+                      "lower CPU latency at batch 1; first request per shape compiles).", flag_values=fv)
     flags.DEFINE_float("classifier_dropout", 0.1,
                        "Dropout on the pooled output before the classifier (official 0.1).", flag_values=fv)
     shared.define_fine_tuning_flags(

@@ -131,6 +131,7 @@ def export_classifier(
     do_lower_case: bool = True,
     metadata: Mapping[str, Any] | None = None,
     threshold: float | None = None,
+    jit_compile: bool = False,
 ) -> str:
     """Write ``model`` (an ``AlbertClassifier``) as a SavedModel with raw-text, token-id and tf.Example signatures.
 
@@ -144,6 +145,11 @@ def export_classifier(
         ``do_lower_case`` when not given.
       metadata: extra JSON written to ``assets.extra/albert_export.json`` (task, tokenizer, ...).
       threshold: the official ``--threshold_to_export``: also return this float scalar as ``threshold``.
+      jit_compile: run the model's forward (not the tokenizer: XLA has no SentencePiece kernels) in a nested
+        ``tf.function(jit_compile=True)`` in every signature. Same outputs up to float rounding; measured ~10%
+        lower CPU latency at batch 1 (benchmarks/serving_latency.py). The first request of each new input shape
+        compiles (seconds), and the server must be built with XLA's CPU/GPU JIT (stock TensorFlow and
+        TensorFlow Serving builds are).
     """
     import keras
     import tensorflow as tf
@@ -163,26 +169,27 @@ def export_classifier(
     archive = keras.export.ExportArchive()
     archive.track(model)
     archive.track(preprocessor)
+    forward = tf.function(model, jit_compile=True) if jit_compile else model
 
     string = tf.TensorSpec([None], tf.string)
     if text_pair:
 
         @tf.function(input_signature=[string, string])
         def serve_text(text_a, text_b):
-            return _classifier_outputs(model, preprocess(preprocessor, text_a, text_b), labels, threshold)
+            return _classifier_outputs(forward, preprocess(preprocessor, text_a, text_b), labels, threshold)
 
     else:
 
         @tf.function(input_signature=[string])
         def serve_text(text_a):
-            return _classifier_outputs(model, preprocess(preprocessor, text_a, None), labels, threshold)
+            return _classifier_outputs(forward, preprocess(preprocessor, text_a, None), labels, threshold)
 
     ids = tf.TensorSpec([None, None], tf.int32)
 
     @tf.function(input_signature=[ids, ids, ids])
     def serve_ids(input_ids, input_mask, segment_ids):
         feats = {"input_ids": input_ids, "input_mask": input_mask, "segment_ids": segment_ids}
-        return _classifier_outputs(model, feats, labels, threshold)
+        return _classifier_outputs(forward, feats, labels, threshold)
 
     seq = int(preprocessor.max_seq_length)
     example_spec = {k: tf.io.FixedLenFeature([seq], tf.int64) for k in ("input_ids", "input_mask", "segment_ids")}
@@ -190,7 +197,7 @@ def export_classifier(
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
     def serve_examples(serialized_example):
         parsed = tf.io.parse_example(serialized_example, example_spec)
-        return _classifier_outputs(model, {k: tf.cast(v, tf.int32) for k, v in parsed.items()}, labels, threshold)
+        return _classifier_outputs(forward, {k: tf.cast(v, tf.int32) for k, v in parsed.items()}, labels, threshold)
 
     archive.add_endpoint(TEXT_SIGNATURE, serve_text)
     archive.add_endpoint(IDS_SIGNATURE, serve_ids)
@@ -204,6 +211,7 @@ def export_classifier(
         },
         "max_seq_length": seq,
         "threshold": threshold,
+        "jit_compile": bool(jit_compile),
         "labels": labels,
         "regression": labels is None,
         "outputs": ["score", "logits"] if labels is None else ["probabilities", "label", "label_id", "logits"],

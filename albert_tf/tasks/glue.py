@@ -62,6 +62,7 @@ class GlueOptions(FineTuningOptions):
     max_seq_length: int = 512
     classifier_dropout: float = 0.1
     threshold_to_export: float | None = None
+    export_jit_compile: bool = False
 
 
 def make_config(**options: Any) -> ExperimentConfig:
@@ -261,6 +262,7 @@ class GlueTask(Task):
             text_pair=layout.text_b is not None,
             preprocessor=AlbertPreprocessor.from_tokenizer(self.tokenizer, self.max_seq_length),
             threshold=self.options.threshold_to_export,
+            jit_compile=self.options.export_jit_compile,
             metadata=export_metadata(self.processor.name, self.max_seq_length, self.tokenizer, source, step),
         )
         logging.info("exported SavedModel to %s", path)

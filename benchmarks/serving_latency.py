@@ -1,0 +1,998 @@
+"""Serving latency of ALBERT-base, raw text in, answer out: albert-tf SavedModel vs transformers, one run.
+
+One request = one MRPC-like sentence pair as Python strings -> the label string, batch 1, sequence 128 (the
+pair is long enough that the packed input fills all 128 positions on both sides, and is cut only from the
+second sentence, where the official and the Hugging Face pair truncation agree):
+
+* ``albert_tf``: ``tf.saved_model.load(dir).signatures["serving_default"](text_a=..., text_b=...)["label"]`` on
+  the SavedModel that ``albert_tf.export.serving.export_classifier`` writes (tokenization in the graph); the
+  stock export, loaded and called the stock way (``import tensorflow_text`` first);
+* ``transformers``: ``AutoTokenizer`` + ``AlbertForSequenceClassification`` (torch, ``set_num_threads(2)``,
+  ``inference_mode``) on the directory that ``albert_tf.checkpoints.huggingface.save_huggingface`` writes from
+  the *same* model (identical weights and SentencePiece model), argmax -> label.
+
+The model is a randomly initialised (``--seed``) ``AlbertClassifier`` from the ``albert_base_v2`` preset with 2
+labels (latency does not depend on the weights' values), with the real ALBERT SentencePiece model
+(``../shared/data/spm/30k-clean.model``). A build process writes both exports into a temporary directory
+(removed at the end); each implementation then lives in its own worker process (so one framework's spinning
+thread pool cannot steal the cores of the next), and the driver interleaves one request per worker, round by
+round, ``--pause`` seconds apart, so they all see the same machine load; each side's latency is the median of
+``--runs`` requests after ``--warmup`` untimed ones. This machine is shared: a round counts only when processes
+outside the benchmark used less than ``--max_foreign`` of the CPUs during it (from /proc; under contention torch's
+OpenMP pool slows down ~10x and TensorFlow's ~1.6x, which would fake any ratio); rounds go on until ``--runs``
+were quiet, or every round counts and ``rounds.disturbed`` says so. Before timing, the driver checks that both
+sides computed on the same token ids and reports the largest probability difference (the same model).
+
+``profile``: each side's time split into tokenization alone (albert-tf: the same preprocessor exported on its own
+by ``export_preprocessor``; transformers: the tokenizer call) and model alone on precomputed ids (albert-tf: the
+export's ``serve_token_ids`` signature; transformers: the forward + argmax), also interleaved; an op-type
+breakdown of one request (TF1 session full trace of ``serving_default``; ``torch.profiler``); the analytic
+GFLOP of the forward with each side's achieved GFLOP/s; and, as a floor, the same chain of dense matmuls run
+bare in each framework.
+
+``variants`` (the headline stays the stock path above), each in its own worker in the same rounds: the TF1
+session loader TF Serving uses; ``inter_op=1``; oneDNN off; the stock export of the same weights in
+``mixed_bfloat16``; the package's opt-in ``export_classifier(jit_compile=True)`` (``--export_jit_compile``: the
+forward under XLA), also in bfloat16; and scratch exports written here (not by the package, experimental) with
+the Q/K/V kernels stored fused instead of concatenated per request, with and without XLA.
+
+Prints one JSON object with a top-level ``albert_tf_latency_over_transformers`` (median albert-tf / median
+transformers). Example: ``python benchmarks/serving_latency.py --runs 30``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import datetime
+import json
+import os
+import pathlib
+import platform
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+import traceback
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+os.environ.setdefault("KERAS_BACKEND", "tensorflow")
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+SEQ = 128
+LABELS = ["0", "1"]
+PRESET = "albert_base_v2"
+E, H, L, I = 128, 768, 12, 3072  # ALBERT-base v2 dimensions (albert_tf/configs/albert_base_v2.json)
+TORCH_THREADS = 2
+CHAIN_SHAPES = ((E, H), (H, 3 * H), (H, H), (H, I), (I, H))  # the forward's dense kernels
+TARGET_RATIO = 0.8
+CPU_FLAGS = ("avx2", "fma", "avx512f", "avx512bw", "avx512vl", "avx512_vnni", "avx512_bf16", "avx512_fp16",
+             "amx_tile", "amx_bf16", "amx_int8")
+MATMUL_OPS = {"MatMul", "BatchMatMulV2", "BatchMatMulV3", "_MklMatMul", "_MklFusedMatMul", "_FusedMatMul",
+              "_MklBatchMatMulV2", "_MklNativeFusedMatMul", "_MklNativeBatchMatMulV2", "Einsum", "_MklEinsum",
+              "XlaLaunch", "_XlaRun"}
+TORCH_MATMUL_OPS = {"aten::addmm", "aten::mm", "aten::bmm", "aten::baddbmm", "aten::matmul", "aten::linear",
+                    "aten::_scaled_dot_product_flash_attention_for_cpu", "aten::mkldnn_linear"}
+# Used where ../shared/data/glue/MRPC is absent (a user's fresh clone): plain English, long enough to fill 128.
+FALLBACK_TEXT_A = "The company said on Tuesday that its quarterly profit rose by nearly a third."
+FALLBACK_TEXT_B = (
+    "Quarterly earnings at the firm climbed almost thirty percent, the company reported on Tuesday, as sales of "
+    "its software and services grew faster than analysts had expected. The chief executive told investors that "
+    "demand from large customers remained strong, although he warned that the second half of the year could be "
+    "harder because of rising costs and a weaker currency. Shares in the company rose more than four percent in "
+    "early trading before falling back later in the day. Analysts said the results were better than they had "
+    "feared, but several of them cut their forecasts for next year after the company declined to repeat its "
+    "earlier guidance on margins and hiring."
+)
+
+
+# ----------------------------------------------------------------------------------------------- inputs
+
+def shared_data_dir() -> pathlib.Path:
+    """``$ALBERT_TF_SHARED_DATA`` or ``../shared/data`` beside the project root (the tests' convention)."""
+    env = os.environ.get("ALBERT_TF_SHARED_DATA")
+    return pathlib.Path(env) if env else ROOT.parent / "shared" / "data"
+
+
+def benchmark_pair(mrpc_file: str) -> tuple[str, str, str]:
+    """``(text_a, text_b, source)``: one MRPC sentence as ``text_a`` and the second sentences of the following
+    rows joined as ``text_b`` (well over 128 tokens together); built-in English text where the file is absent."""
+    path = pathlib.Path(mrpc_file)
+    if not path.is_file():
+        return FALLBACK_TEXT_A, FALLBACK_TEXT_B, "built-in English text (MRPC file absent)"
+    with open(path, encoding="utf-8-sig", newline="") as f:
+        rows = [r for r in csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE) if len(r) >= 5][1:]
+    text_a = rows[0][3]
+    text_b = " ".join(r[4] for r in rows[1:9])
+    return text_a, text_b, f"{path.name}: #1 String of row 1 / #2 Strings of rows 2-9, joined"
+
+
+def forward_gflop() -> float:
+    """Analytic FLOPs of one forward at batch 1, sequence SEQ (dense layers + attention scores + pooler/head)."""
+    dense = 2 * SEQ * (E * H + L * (4 * H * H + 2 * H * I))
+    attention = L * 2 * 2 * SEQ * SEQ * H
+    return (dense + attention + 2 * H * H + 2 * H * len(LABELS)) / 1e9
+
+
+# ----------------------------------------------------------------------------------------------- build
+
+def _scratch_text_export(model, spm_model_file: str, path: str, jit_compile: bool, extra: tuple = ()) -> None:
+    """Scratch export (not the package's): ``export_classifier``'s text signature (same preprocessor, same outputs)
+    with the model's forward in a nested ``tf.function(jit_compile=...)``; the SentencePiece ops stay outside it
+    (XLA has no kernels for them). ``extra``: more Keras layers whose variables the forward reads."""
+    import keras
+    import tensorflow as tf
+
+    from albert_tf.export.serving import make_preprocessor, preprocess
+    from albert_tf.modeling.classifier import classifier_logits
+
+    pre = make_preprocessor(spm_model_file, SEQ)
+    archive = keras.export.ExportArchive()
+    for obj in (model, pre, *extra):
+        archive.track(obj)
+
+    @tf.function(jit_compile=jit_compile)
+    def forward(input_ids, input_mask, segment_ids):
+        feats = {"input_ids": input_ids, "input_mask": input_mask, "segment_ids": segment_ids}
+        return tf.cast(classifier_logits(model(feats, training=False)), tf.float32)
+
+    string = tf.TensorSpec([None], tf.string)
+
+    @tf.function(input_signature=[string, string])
+    def serve_text(text_a, text_b):
+        logits = forward(**preprocess(pre, text_a, text_b))
+        label_id = tf.argmax(logits, axis=-1, output_type=tf.int32)
+        return {"probabilities": tf.nn.softmax(logits, axis=-1), "label_id": label_id, "logits": logits,
+                "label": tf.gather(tf.constant(LABELS), label_id)}
+
+    archive.add_endpoint("serving_default", serve_text)
+    archive.write_out(path, verbose=False)
+
+
+def _fuse_qkv(model) -> list:
+    """Give each ``AlbertAttention`` of ``model`` (this process's instance only) a call that reads one stored
+    [H, 3H] kernel and [3H] bias instead of concatenating the Q/K/V variables on every request; returns the
+    Keras layers that hold the fused copies (to be tracked by the export). Inference only (no dropout)."""
+    import math
+
+    import keras
+    import numpy as np
+    from keras import ops
+
+    from albert_tf.modeling.attention import AlbertAttention
+
+    holders = []
+    for i, layer in enumerate(x for x in model._flatten_layers() if isinstance(x, AlbertAttention)):
+        holder = keras.layers.Layer(name=f"fused_qkv_{i}")
+        names = ("query", "key", "value")
+        values = {
+            "kernel": np.concatenate([ops.convert_to_numpy(getattr(layer, f"{n}_kernel")) for n in names], axis=1),
+            "bias": np.concatenate([ops.convert_to_numpy(getattr(layer, f"{n}_bias")) for n in names], axis=0),
+        }
+        for key, value in values.items():
+            weight = holder.add_weight(name=key, shape=value.shape, initializer="zeros", trainable=False)
+            weight.assign(value)
+            setattr(holder, key, weight)
+        holder.built = True
+        holders.append(holder)
+
+        def call(x, attention_bias, training=None, layer=layer, holder=holder):
+            b, s = ops.shape(x)[0], ops.shape(x)[1]
+            n, d = layer.num_attention_heads, layer.head_size
+            qkv = ops.matmul(x, holder.kernel) + holder.bias  # the stock call, minus the concatenation
+            q, k, v = ops.split(ops.transpose(ops.reshape(qkv, (b, s, 3 * n, d)), (0, 2, 1, 3)), 3, axis=1)
+            scores = ops.matmul(q * (1.0 / math.sqrt(d)), ops.transpose(k, (0, 1, 3, 2)))
+            probs = ops.softmax(scores + ops.cast(attention_bias, "float32"), axis=-1)
+            context = ops.reshape(ops.transpose(ops.matmul(probs, v), (0, 2, 1, 3)), (b, s, n * d))
+            return ops.matmul(context, layer.output_kernel) + layer.output_bias
+
+        layer.call = call
+    return holders
+
+
+def build_exports(work_dir: str, spm_model_file: str, seed: int, variants: list[str]) -> dict:
+    """One ``AlbertClassifier`` (fixed seed) -> the stock SavedModel, the preprocessor SavedModel, the Hugging Face
+    directory and the scratch exports the chosen variants need. Runs in its own process."""
+    import keras
+    import numpy as np
+
+    from albert_tf.checkpoints.huggingface import save_huggingface
+    from albert_tf.export.encoder import export_preprocessor
+    from albert_tf.export.serving import export_classifier
+    from albert_tf.modeling import AlbertClassifier
+
+    def build(dtype=None):
+        keras.utils.set_random_seed(seed)
+        model = AlbertClassifier.from_preset(PRESET, num_labels=len(LABELS), dtype=dtype)
+        dummy = np.zeros((1, 2), np.int32)
+        model({k: dummy for k in ("input_ids", "input_mask", "segment_ids")}, training=False)
+        return model
+
+    t0 = time.perf_counter()
+    model = build()
+    paths = {k: os.path.join(work_dir, k) for k in ("albert_tf", "preprocessor", "huggingface")}
+    export_classifier(model, paths["albert_tf"], labels=LABELS, text_pair=True, spm_model_file=spm_model_file,
+                      max_seq_length=SEQ)
+    export_preprocessor(paths["preprocessor"], spm_model_file=spm_model_file, max_seq_length=SEQ)
+    save_huggingface(model, paths["huggingface"], spm_model_file=spm_model_file)
+    copies: dict = {}
+
+    def copy(kind: str):
+        """The same weights in a second model: ``bf16`` (mixed_bfloat16: bf16 matmuls, float32 variables,
+        LayerNorm and softmax) or ``fused_qkv`` (float32, attention patched by :func:`_fuse_qkv`)."""
+        if kind not in copies:
+            other = build("mixed_bfloat16" if kind == "bf16" else None)
+            other.set_weights(model.get_weights())
+            copies[kind] = (other, tuple(_fuse_qkv(other)) if kind == "fused_qkv" else ())
+        return copies[kind]
+
+    for name in variants:
+        path = os.path.join(work_dir, name)
+        if name == "albert_tf_xla":
+            export_classifier(model, path, labels=LABELS, text_pair=True, spm_model_file=spm_model_file,
+                              max_seq_length=SEQ, jit_compile=True)
+        elif name == "albert_tf_bf16":
+            export_classifier(copy("bf16")[0], path, labels=LABELS, text_pair=True, spm_model_file=spm_model_file,
+                              max_seq_length=SEQ)
+        elif name == "albert_tf_xla_bf16":
+            export_classifier(copy("bf16")[0], path, labels=LABELS, text_pair=True, spm_model_file=spm_model_file,
+                              max_seq_length=SEQ, jit_compile=True)
+        elif name in ("albert_tf_fused_qkv", "albert_tf_xla_fused_qkv"):
+            fused, holders = copy("fused_qkv")
+            _scratch_text_export(fused, spm_model_file, path, jit_compile=name.startswith("albert_tf_xla"),
+                                 extra=holders)
+        else:
+            continue
+        paths[name] = path
+    return {"paths": paths, "build_s": round(time.perf_counter() - t0, 1)}
+
+
+# ----------------------------------------------------------------------------------------------- sides
+
+class Side:
+    """What a worker owns: ``parts`` (name -> zero-argument callable timed by the driver: ``request`` always;
+    ``tokenize`` / ``model`` for the profile), ``info`` (ids, probabilities, label, threads, versions) and an
+    optional ``trace`` (op-type breakdown, matmul floor)."""
+
+    def __init__(self, parts: dict, info: dict, trace=None):
+        self.parts, self.info, self.trace = parts, info, trace
+
+
+def _tf_threads() -> dict:
+    import tensorflow as tf
+
+    return {"tf_intra_op_threads": tf.config.threading.get_intra_op_parallelism_threads(),
+            "tf_inter_op_threads": tf.config.threading.get_inter_op_parallelism_threads(),
+            "note": "0 = TensorFlow's default (one per core)",
+            "TF_ENABLE_ONEDNN_OPTS": os.environ.get("TF_ENABLE_ONEDNN_OPTS", "unset (TF default: on)")}
+
+
+def _tf_matmul_chain():
+    """A callable running the forward's dense matmul chain (embedding projection + 12 x [QKV, output, FFN in,
+    FFN out], batch 1 x SEQ, float32) bare in a tf.function: the floor for the model part in this framework."""
+    import tensorflow as tf
+
+    g = tf.random.Generator.from_seed(0)
+    x0 = g.normal((SEQ, E))
+    # Weights scaled by 1/sqrt(fan_in) keep the activations ~N(0, 1): no denormals, whatever the framework's FTZ.
+    w = [g.normal(s) / s[0] ** 0.5 for s in CHAIN_SHAPES]
+
+    @tf.function
+    def chain(x0, w_in, w_qkv, w_o, w_1, w_2):
+        x = tf.matmul(x0, w_in)
+        for _ in range(L):
+            qkv = tf.matmul(x, w_qkv)
+            x = tf.matmul(tf.matmul(tf.matmul(qkv[:, :H], w_o), w_1), w_2)
+        return x
+
+    run = lambda: chain(x0, *w).numpy()
+    run()
+    return run
+
+
+def _tf_op_breakdown(export_dir: str, feeds: dict, runs: int = 3) -> dict:
+    """Sum of traced op durations per op type for one ``serving_default`` request (TF1 session, full trace)."""
+    import collections
+
+    import numpy as np
+    import tensorflow as tf
+
+    totals: collections.Counter = collections.Counter()
+    walls = []
+    graph = tf.Graph()
+    with graph.as_default(), tf.compat.v1.Session(graph=graph) as sess:
+        meta = tf.compat.v1.saved_model.loader.load(sess, ["serve"], export_dir)
+        sig = meta.signature_def["serving_default"]
+        feed = {sig.inputs[k].name: np.asarray(v, dtype=object) for k, v in feeds.items()}
+        fetch = sig.outputs["label"].name
+        for _ in range(3):
+            sess.run(fetch, feed)
+        for _ in range(runs):
+            md = tf.compat.v1.RunMetadata()
+            opts = tf.compat.v1.RunOptions(trace_level=tf.compat.v1.RunOptions.FULL_TRACE)
+            t = time.perf_counter()
+            sess.run(fetch, feed, options=opts, run_metadata=md)
+            walls.append(time.perf_counter() - t)
+            for dev in md.step_stats.dev_stats:
+                for ns in dev.node_stats:
+                    label = ns.timeline_label
+                    op = label.split(" = ", 1)[1].split("(", 1)[0].strip() if " = " in label else ns.node_name
+                    totals[op] += (ns.op_end_rel_micros - ns.op_start_rel_micros) / 1e3 / runs
+    matmul = sum(v for k, v in totals.items() if k in MATMUL_OPS)
+    text_ops = sum(v for k, v in totals.items() if any(s in k for s in ("Sentencepiece", "Regex", "Unicode",
+                                                                        "String", "NormalizeUTF8", "Lookup")))
+    total = sum(totals.values())
+    return {
+        "what": "TF1 session (TF Serving's loader), FULL_TRACE of serving_default, op time summed per op type, "
+                f"mean of {runs} traced requests; ops may overlap (inter-op threads), so the sum can exceed the wall",
+        "traced_request_wall_ms": round(statistics.median(walls) * 1e3, 1),
+        "sum_of_op_ms": round(total, 1),
+        "matmul_ms": round(matmul, 1),
+        "text_ops_ms": round(text_ops, 1),
+        "other_ops_ms": round(total - matmul - text_ops, 1),
+        "top_ops_ms": {k: round(v, 2) for k, v in totals.most_common(14)},
+    }
+
+
+def albert_tf_side(spec: dict, variant: str) -> Side:
+    """The stock export through ``tf.saved_model.load`` (or, for variants, another loader/setting/export)."""
+    if variant == "albert_tf_onednn_off":
+        os.environ["TF_ENABLE_ONEDNN_OPTS"] = "0"  # before TensorFlow is imported in this worker
+    import numpy as np
+    import tensorflow as tf
+    import tensorflow_text  # noqa: F401  (registers the SentencePiece ops the export needs)
+
+    if variant == "albert_tf_inter_op_1":
+        tf.config.threading.set_inter_op_parallelism_threads(1)
+        tf.config.threading.set_intra_op_parallelism_threads(os.cpu_count() or 1)
+    paths, text_a, text_b = spec["paths"], spec["text_a"], spec["text_b"]
+    export_dir = paths.get(variant, paths["albert_tf"])
+    info = {"threads": _tf_threads()}
+    parts = {}
+    if variant == "albert_tf_tf1_session":
+        graph = tf.Graph()
+        with graph.as_default():
+            sess = tf.compat.v1.Session(graph=graph)
+            meta = tf.compat.v1.saved_model.loader.load(sess, ["serve"], export_dir)
+        sig = meta.signature_def["serving_default"]
+        names = {k: sig.inputs[k].name for k in ("text_a", "text_b")}
+        fetches = {k: sig.outputs[k].name for k in ("label", "probabilities")}
+
+        def feed():
+            return {names[k]: np.array([v], dtype=object) for k, v in (("text_a", text_a), ("text_b", text_b))}
+
+        def request():
+            return sess.run(fetches["label"], feed())[0].decode()
+
+        probabilities = sess.run(fetches["probabilities"], feed())[0]
+        info["path"] = "tf.compat.v1.saved_model.loader.load(session, ['serve'], dir); session.run(label)"
+    else:
+        serve = tf.saved_model.load(export_dir).signatures["serving_default"]
+
+        def request():
+            out = serve(text_a=tf.constant([text_a]), text_b=tf.constant([text_b]))
+            return out["label"].numpy()[0].decode()
+
+        probabilities = serve(text_a=tf.constant([text_a]), text_b=tf.constant([text_b]))["probabilities"].numpy()[0]
+        info["path"] = "tf.saved_model.load(dir).signatures['serving_default'](text_a=[a], text_b=[b])['label']"
+    parts["request"] = request
+    info.update(label=request(), probabilities=[float(p) for p in probabilities])
+    if variant != "albert_tf":
+        return Side(parts, info)
+
+    # The profile pieces: the same preprocessor exported alone, and the export's token-id signature on fixed ids.
+    pre = tf.saved_model.load(paths["preprocessor"]).signatures["serve_text_pair"]
+    ids_sig = tf.saved_model.load(export_dir).signatures["serve_token_ids"]
+    feats = pre(text_a=tf.constant([text_a]), text_b=tf.constant([text_b]))
+    ids = {"input_ids": feats["input_word_ids"], "input_mask": feats["input_mask"],
+           "segment_ids": feats["input_type_ids"]}
+    check = ids_sig(**ids)["probabilities"].numpy()[0]
+
+    def tokenize():
+        return pre(text_a=tf.constant([text_a]), text_b=tf.constant([text_b]))["input_word_ids"].numpy()
+
+    def model():
+        return ids_sig(**ids)["label"].numpy()[0].decode()
+
+    parts.update(tokenize=tokenize, model=model, matmul_chain=_tf_matmul_chain())
+    info.update(
+        input_ids=[int(x) for x in ids["input_ids"].numpy()[0]],
+        segment_ids=[int(x) for x in ids["segment_ids"].numpy()[0]],
+        num_tokens=int(ids["input_mask"].numpy().sum()),
+        token_id_signature_probability_diff=float(np.abs(check - probabilities).max()),
+    )
+
+    def trace():
+        return {"op_breakdown": _tf_op_breakdown(export_dir, {"text_a": [text_a], "text_b": [text_b]})}
+
+    return Side(parts, info, trace)
+
+
+def _torch_matmul_chain(torch):
+    """The same dense matmul chain as :func:`_tf_matmul_chain`, in torch (eager, inference mode)."""
+    g = torch.Generator().manual_seed(0)
+    x0 = torch.randn(SEQ, E, generator=g)
+    w_in, w_qkv, w_o, w_1, w_2 = (torch.randn(s, generator=g) / s[0] ** 0.5 for s in CHAIN_SHAPES)
+
+    def run():
+        with torch.inference_mode():
+            x = x0 @ w_in
+            for _ in range(L):
+                qkv = x @ w_qkv
+                x = ((qkv[:, :H] @ w_o) @ w_1) @ w_2
+            return x
+
+    run()
+    return run
+
+
+def transformers_side(spec: dict, variant: str) -> Side:
+    import torch
+    import transformers
+    from transformers import AlbertForSequenceClassification, AutoTokenizer
+
+    torch.set_num_threads(TORCH_THREADS)
+    path, text_a, text_b = spec["paths"]["huggingface"], spec["text_a"], spec["text_b"]
+    tokenizer = AutoTokenizer.from_pretrained(path)
+    net = AlbertForSequenceClassification.from_pretrained(path).eval()
+
+    def encode():
+        return tokenizer(text_a, text_b, truncation=True, max_length=SEQ, padding="max_length", return_tensors="pt")
+
+    def request():
+        with torch.inference_mode():
+            logits = net(**encode()).logits
+            return LABELS[int(logits.argmax(-1)[0])]
+
+    enc = encode()
+
+    def tokenize():
+        return encode()
+
+    def model():
+        with torch.inference_mode():
+            return LABELS[int(net(**enc).logits.argmax(-1)[0])]
+
+    with torch.inference_mode():
+        probabilities = torch.softmax(net(**enc).logits, -1)[0].tolist()
+    info = {
+        "path": "AutoTokenizer(a, b, truncation=True, max_length=128, padding='max_length', return_tensors='pt') -> "
+                "AlbertForSequenceClassification(**enc).logits.argmax(-1) under torch.inference_mode()",
+        "threads": {"torch_num_threads": torch.get_num_threads(),
+                    "torch_interop_threads": torch.get_num_interop_threads(),
+                    "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "unset")},
+        "tokenizer_class": type(tokenizer).__name__,
+        "tokenizer_is_fast": bool(getattr(tokenizer, "is_fast", False)),
+        "attention_implementation": getattr(net.config, "_attn_implementation", None),
+        "label": request(),
+        "probabilities": [float(p) for p in probabilities],
+        "input_ids": [int(x) for x in enc["input_ids"][0]],
+        "segment_ids": [int(x) for x in enc["token_type_ids"][0]],
+        "num_tokens": int(enc["attention_mask"].sum()),
+        "transformers_version": transformers.__version__,
+    }
+
+    def trace(runs: int = 3):
+        from torch.profiler import ProfilerActivity, profile
+
+        with profile(activities=[ProfilerActivity.CPU]) as prof:
+            for _ in range(runs):
+                request()
+        rows = sorted(prof.key_averages(), key=lambda r: r.self_cpu_time_total, reverse=True)
+        per_op = {r.key: r.self_cpu_time_total / 1e3 / runs for r in rows}
+        matmul = sum(v for k, v in per_op.items() if k in TORCH_MATMUL_OPS)
+        total = sum(per_op.values())
+        return {"op_breakdown": {
+            "what": f"torch.profiler self CPU time per aten op, mean of {runs} requests (the tokenizer is not an "
+                    "aten op: it is outside this sum)",
+            "sum_of_op_ms": round(total, 1),
+            "matmul_ms": round(matmul, 1),
+            "other_ops_ms": round(total - matmul, 1),
+            "top_ops_ms": {k: round(v, 2) for k, v in list(per_op.items())[:14]},
+        }}
+
+    parts = {"request": request, "tokenize": tokenize, "model": model, "matmul_chain": _torch_matmul_chain(torch)}
+    return Side(parts, info, trace)
+
+
+# name -> (factory, what it is); the first two are the headline, the rest experimental variants.
+SIDES = {
+    "albert_tf": (albert_tf_side, "stock export_classifier SavedModel, tf.saved_model.load + signatures, defaults"),
+    "transformers": (transformers_side, "AutoTokenizer + torch AlbertForSequenceClassification, 2 threads"),
+    "albert_tf_tf1_session": (albert_tf_side, "stock export through the TF1 session loader (TF Serving's path)"),
+    "albert_tf_inter_op_1": (albert_tf_side, "stock export, tf.config.threading inter_op=1, intra_op=cpu_count"),
+    "albert_tf_onednn_off": (albert_tf_side, "stock export, TF_ENABLE_ONEDNN_OPTS=0 (Eigen kernels)"),
+    "albert_tf_xla": (albert_tf_side, "export_classifier(jit_compile=True): the forward under XLA "
+                                      "(export_savedmodel --export_jit_compile)"),
+    "albert_tf_bf16": (albert_tf_side, "stock export_classifier of the same weights in a mixed_bfloat16 model"),
+    "albert_tf_xla_bf16": (albert_tf_side, "export_classifier(jit_compile=True) of the mixed_bfloat16 model"),
+    "albert_tf_fused_qkv": (albert_tf_side, "scratch export: attention reads a stored [H, 3H] QKV kernel instead of "
+                                            "concatenating the Q/K/V variables on every request"),
+    "albert_tf_xla_fused_qkv": (albert_tf_side, "scratch export: albert_tf_fused_qkv's forward under XLA"),
+}
+HEADLINE = ("albert_tf", "transformers")
+VARIANTS = tuple(k for k in SIDES if k not in HEADLINE)
+
+
+# ----------------------------------------------------------------------------------------------- processes
+
+def _redirect_output(log_file: str) -> None:
+    """Send this process's stdout and stderr (Python and C level) to ``log_file``: the driver's stdout is the JSON."""
+    fd = os.open(log_file, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    sys.stdout = os.fdopen(1, "w", buffering=1)
+    sys.stderr = os.fdopen(2, "w", buffering=1)
+
+
+def _build_process(work_dir: str, spm_model_file: str, seed: int, variants: list[str], conn, log_file: str) -> None:
+    _redirect_output(log_file)
+    try:
+        conn.send({"ok": build_exports(work_dir, spm_model_file, seed, variants)})
+    except BaseException as e:  # reported to the driver, which fails with it
+        traceback.print_exc()
+        conn.send({"error": f"{type(e).__name__}: {e}"})
+
+
+def _worker(name: str, spec: dict, conn, log_file: str) -> None:
+    """Own one side; answer each part name with its wall time in seconds, 'trace' with a dict, 'stop' ends."""
+    _redirect_output(log_file)
+    try:
+        side = SIDES[name][0](spec, name)
+    except BaseException as e:
+        traceback.print_exc()
+        conn.send({"error": f"{type(e).__name__}: {e}"})
+        return
+    conn.send({"info": side.info, "parts": sorted(side.parts), "trace": side.trace is not None})
+    while True:
+        message = conn.recv()
+        if message == "stop":
+            break
+        try:
+            if message == "trace":
+                conn.send(side.trace())
+                continue
+            fn = side.parts[message]
+            t = time.perf_counter()
+            fn()
+            conn.send(time.perf_counter() - t)
+        except BaseException as e:
+            traceback.print_exc()
+            conn.send({"error": f"{type(e).__name__}: {e}"})
+
+
+class WorkerError(RuntimeError):
+    pass
+
+
+def _tail(log_file: str, n: int = 15) -> str:
+    try:
+        with open(log_file, encoding="utf-8", errors="replace") as f:
+            return "".join(f.readlines()[-n:])
+    except OSError:
+        return ""
+
+
+def _ask(proc, conn, message, timeout: float, log_file: str):
+    """Send ``message`` and wait for the answer; a dead or silent worker or an error answer raises WorkerError."""
+    if message is not None:
+        conn.send(message)
+    deadline = time.monotonic() + timeout
+    while not conn.poll(1.0):
+        if not proc.is_alive() or time.monotonic() > deadline:
+            why = "died" if not proc.is_alive() else f"gave no answer in {timeout:.0f} s"
+            raise WorkerError(f"{why} on {message!r}; log tail:\n{_tail(log_file)}")
+    answer = conn.recv()
+    if isinstance(answer, dict) and "error" in answer:
+        raise WorkerError(f"{answer['error']} (on {message!r}); log tail:\n{_tail(log_file)}")
+    return answer
+
+
+def _cpu_jiffies(pids: list[int]) -> tuple[int, int] | None:
+    """(busy jiffies of the whole machine incl. steal, user+system jiffies of ``pids``) from /proc; None where
+    unreadable (not Linux)."""
+    try:
+        with open("/proc/stat") as f:
+            v = [int(x) for x in f.readline().split()[1:9]]
+        busy = v[0] + v[1] + v[2] + v[5] + v[6] + v[7]  # user nice system irq softirq steal (not idle, iowait)
+        ours = 0
+        for pid in pids:
+            try:
+                with open(f"/proc/{pid}/stat") as f:
+                    stat = f.read().rsplit(")", 1)[1].split()
+            except OSError:  # a worker that has gone
+                continue
+            ours += int(stat[11]) + int(stat[12])  # utime, stime (all threads)
+        return busy, ours
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+class ForeignLoad:
+    """Share of the machine's CPU capacity used by processes other than ``pids`` (or stolen by the hypervisor)
+    between ``start()`` and ``stop()``: 0 on a quiet machine, 1 when something else kept every core busy."""
+
+    def __init__(self, pids: list[int]):
+        self.pids = pids
+        self.cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+        self.hz = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+    def start(self) -> None:
+        self.t0, self.j0 = time.perf_counter(), _cpu_jiffies(self.pids)
+
+    def stop(self) -> float | None:
+        wall, j1 = time.perf_counter() - self.t0, _cpu_jiffies(self.pids)
+        if self.j0 is None or j1 is None or wall <= 0:
+            return None
+        foreign = (j1[0] - self.j0[0]) - (j1[1] - self.j0[1])
+        return round(max(foreign, 0) / self.hz / (wall * self.cpus), 3)
+
+
+def run_rounds(workers: dict, plan: list[tuple[str, str]], wanted: int, max_rounds: int, max_foreign: float,
+               pause: float, failed: dict) -> dict:
+    """Interleaved rounds: each round asks every ``(worker, part)`` of ``plan`` once, ``pause`` s apart. Rounds go
+    on until ``wanted`` of them were quiet (foreign CPU share below ``max_foreign``) or ``max_rounds`` ran; the
+    quiet rounds are kept, or every round where fewer were quiet. A variant worker that fails is dropped (its name
+    and error go to ``failed``); a headline worker that fails raises."""
+    meter = ForeignLoad([os.getpid()] + [proc.pid for proc, _, _ in workers.values()])
+    per_round: list[dict] = []
+    foreign: list[float | None] = []
+    while len(per_round) < max_rounds and sum(f is not None and f < max_foreign for f in foreign) < wanted:
+        times = {}
+        meter.start()
+        for name, part in plan:
+            if name not in workers:
+                continue
+            proc, conn, log = workers[name]
+            time.sleep(pause)
+            try:
+                times[(name, part)] = _ask(proc, conn, part, 300, log)
+            except WorkerError as e:
+                if name in HEADLINE:
+                    raise
+                failed[name] = str(e).splitlines()[0]
+                del workers[name]
+        foreign.append(meter.stop())
+        per_round.append(times)
+    quiet = [f is not None and f < max_foreign for f in foreign]
+    enough = sum(quiet) >= wanted
+    kept = [r for r, q in zip(per_round, quiet) if q] if enough else per_round
+    dropped = [r for r, q in zip(per_round, quiet) if not q] if enough else []
+    collect = lambda rounds, key: [r[key] for r in rounds if key in r]
+    return {
+        "times": {key: collect(kept, key) for key in plan},
+        "dropped": {key: collect(dropped, key) for key in plan},
+        "rounds_run": len(per_round),
+        "rounds_kept": len(kept),
+        "disturbed": not enough,
+        "foreign_cpu_share_per_round": foreign,
+    }
+
+
+# ----------------------------------------------------------------------------------------------- report
+
+def machine_info() -> dict:
+    model, flags = platform.processor() or "unknown", set()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            lines = f.read().splitlines()
+        model = next((x.split(":", 1)[1].strip() for x in lines if x.startswith("model name")), model)
+        flags = set(next((x.split(":", 1)[1].split() for x in lines if x.startswith("flags")), []))
+    except OSError:
+        pass
+    affinity = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
+    return {"cpu_model": model, "cpu_flags": {f: f in flags for f in CPU_FLAGS}, "cpu_count": os.cpu_count(),
+            "usable_cpus": affinity, "platform": platform.platform(), "python": platform.python_version()}
+
+
+def versions() -> dict:
+    from importlib import metadata
+
+    out = {}
+    for dist in ("tensorflow", "tensorflow-text", "keras", "torch", "transformers", "tokenizers", "sentencepiece",
+                 "numpy", "albert-tf"):
+        try:
+            out[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            out[dist] = None
+    return out
+
+
+def _stats(times: list[float]) -> dict:
+    ms = sorted(t * 1e3 for t in times)
+    q = statistics.quantiles(ms, n=10) if len(ms) >= 2 else [ms[0]] * 9
+    return {"median_ms": round(statistics.median(ms), 1), "p10_ms": round(q[0], 1), "p90_ms": round(q[-1], 1),
+            "min_ms": round(ms[0], 1), "n": len(ms)}
+
+
+def _max_diff(p: list[float], q: list[float]) -> float:
+    return max(abs(a - b) for a, b in zip(p, q, strict=True))
+
+
+# ----------------------------------------------------------------------------------------------- main
+
+def parse_args(argv=None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=30, help="timed requests per side, interleaved (median reported)")
+    parser.add_argument("--warmup", type=int, default=5, help="untimed requests per side after the first")
+    parser.add_argument("--profile_runs", type=int, default=20,
+                        help="timed tokenize-only / model-only / matmul-chain calls per headline side")
+    parser.add_argument("--pause", type=float, default=0.05, help="seconds between consecutive requests")
+    parser.add_argument("--max_foreign", type=float, default=0.1,
+                        help="a round counts when other processes used less than this share of the CPUs during it")
+    parser.add_argument("--max_rounds_factor", type=float, default=3.0,
+                        help="give up waiting for quiet rounds after this many times --runs rounds (then all count)")
+    parser.add_argument("--variants", default="all",
+                        help=f"comma list of experimental variants, 'all' or 'none': {','.join(VARIANTS)}")
+    parser.add_argument("--no_trace", action="store_true", help="skip the op-type breakdowns")
+    parser.add_argument("--seed", type=int, default=0, help="weight initialisation seed")
+    parser.add_argument("--spm_model_file", default=None,
+                        help="SentencePiece model (default: <shared data>/spm/30k-clean.model, where the shared data "
+                             "is $ALBERT_TF_SHARED_DATA or ../shared/data beside the project)")
+    parser.add_argument("--mrpc_file", default=None, help="MRPC tsv for the input pair (default: <shared "
+                        "data>/glue/MRPC/dev.tsv; built-in English text where absent)")
+    parser.add_argument("--keep_dir", default=None, help="write the exports and worker logs here and keep them")
+    args = parser.parse_args(argv)
+    if args.runs < 1 or args.warmup < 0 or args.profile_runs < 0 or args.max_rounds_factor < 1:
+        parser.error("--runs must be >= 1, --warmup and --profile_runs >= 0, --max_rounds_factor >= 1")
+    if args.variants in ("all", ""):
+        args.variant_list = list(VARIANTS)
+    elif args.variants == "none":
+        args.variant_list = []
+    else:
+        args.variant_list = [v.strip() for v in args.variants.split(",") if v.strip()]
+        unknown = sorted(set(args.variant_list) - set(VARIANTS))
+        if unknown:
+            parser.error(f"unknown variant(s) {', '.join(unknown)}; choose from {', '.join(VARIANTS)}")
+    return args
+
+
+def _start(ctx, target, args: tuple, log: str):
+    parent, child = ctx.Pipe()
+    proc = ctx.Process(target=target, args=(*args, child, log), daemon=True)
+    proc.start()
+    return proc, parent
+
+
+def _ms(seconds: float, digits: int = 1) -> float:
+    return round(seconds * 1e3, digits)
+
+
+def main() -> None:
+    import multiprocessing as mp
+
+    args = parse_args()
+    shared = shared_data_dir()
+    spm_model_file = args.spm_model_file or str(shared / "spm" / "30k-clean.model")
+    if not os.path.isfile(spm_model_file):
+        sys.exit(f"serving_latency: SentencePiece model not found: {spm_model_file} (the real ALBERT vocab from "
+                 "../shared/data/spm; give --spm_model_file or set ALBERT_TF_SHARED_DATA)")
+    text_a, text_b, source = benchmark_pair(args.mrpc_file or str(shared / "glue" / "MRPC" / "dev.tsv"))
+    variants = args.variant_list
+
+    started = time.perf_counter()
+    date = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    work_dir = args.keep_dir or tempfile.mkdtemp(prefix="albert_serving_latency_")
+    os.makedirs(work_dir, exist_ok=True)
+    ctx = mp.get_context("spawn")
+    workers: dict[str, tuple] = {}
+    try:
+        # 1. Build every export in a process of its own (the driver never imports TensorFlow).
+        log = os.path.join(work_dir, "build.log")
+        proc, conn = _start(ctx, _build_process, (work_dir, spm_model_file, args.seed, variants), log)
+        try:
+            built = _ask(proc, conn, None, 1800, log)["ok"]
+        except WorkerError as e:
+            sys.exit(f"serving_latency: building the exports failed: {e}")
+        proc.join(timeout=60)
+        spec = {"paths": built["paths"], "text_a": text_a, "text_b": text_b}
+
+        # 2. One worker per side; each loads, answers once (ids, probabilities) and warms up, one at a time.
+        failed: dict[str, str] = {}
+        infos: dict[str, dict] = {}
+        first: dict[str, float] = {}
+        for name in list(HEADLINE) + variants:
+            log = os.path.join(work_dir, f"{name}.log")
+            t = time.perf_counter()
+            proc, conn = _start(ctx, _worker, (name, spec), log)
+            try:
+                infos[name] = _ask(proc, conn, None, 900, log)["info"]
+                infos[name]["load_and_first_answer_s"] = round(time.perf_counter() - t, 2)
+                first[name] = _ask(proc, conn, "request", 900, log)
+                for _ in range(args.warmup):
+                    _ask(proc, conn, "request", 300, log)
+            except WorkerError as e:
+                if name in HEADLINE:
+                    sys.exit(f"serving_latency: the {name} worker failed: {e}")
+                failed[name] = str(e).splitlines()[0]
+                proc.kill()
+                continue
+            workers[name] = (proc, conn, log)
+
+        # 3. Timed requests, interleaved round by round (quiet rounds kept); then the profile parts the same way.
+        time.sleep(1.0)
+        load_before = os.getloadavg()
+        max_rounds = int(args.runs * args.max_rounds_factor)
+        requests = run_rounds(workers, [(n, "request") for n in workers], args.runs, max_rounds, args.max_foreign,
+                              args.pause, failed)
+        load_after = os.getloadavg()
+        plan = [(n, part) for n in HEADLINE for part in ("tokenize", "model", "matmul_chain")]
+        profile_rounds = (run_rounds(workers, plan, args.profile_runs, int(args.profile_runs * args.max_rounds_factor),
+                                     args.max_foreign, args.pause, failed) if args.profile_runs else None)
+        traces = {}
+        if not args.no_trace:
+            for name in HEADLINE:
+                proc, conn, log = workers[name]
+                meter = ForeignLoad([proc.pid])
+                meter.start()
+                traces[name] = _ask(proc, conn, "trace", 900, log)
+                traces[name]["op_breakdown"]["foreign_cpu_share"] = meter.stop()
+    finally:
+        for _proc, conn, _log in workers.values():
+            try:
+                conn.send("stop")
+            except OSError:
+                pass
+        for proc, _conn, _log in workers.values():
+            proc.join(timeout=30)
+            if proc.is_alive():
+                proc.kill()
+        if not args.keep_dir:
+            shutil.rmtree(work_dir, ignore_errors=True)
+
+    measured = {"infos": infos, "first": first, "failed": failed, "requests": requests, "variants": variants,
+                "profile_rounds": profile_rounds, "traces": traces, "date": date, "source": source, "text_a": text_a,
+                "text_b": text_b, "spm_model_file": spm_model_file, "max_rounds": max_rounds, "built": built,
+                "load_before": load_before, "load_after": load_after, "started": started}
+    print(json.dumps(report(args, measured), indent=2))
+
+
+def report(args: argparse.Namespace, run: dict) -> dict:
+    """The JSON object from what ``main`` measured."""
+    infos, first, failed, requests = run["infos"], run["first"], run["failed"], run["requests"]
+    results = {}
+    for name in infos:
+        if name in failed:
+            continue
+        ts = requests["times"][(name, "request")]
+        dropped = requests["dropped"][(name, "request")]
+        info = infos[name]
+        results[name] = {
+            **_stats(ts),
+            "first_request_ms": _ms(first[name]),
+            "load_and_first_answer_s": info["load_and_first_answer_s"],
+            "label": info["label"],
+            "path": info["path"],
+            "threads": info["threads"],
+            "times_ms": [_ms(t) for t in ts],
+            "dropped_rounds_median_ms": _ms(statistics.median(dropped)) if dropped else None,
+        }
+    med = {name: r["median_ms"] for name, r in results.items()}
+    ratio = med["albert_tf"] / med["transformers"]
+    ours, ref = infos["albert_tf"], infos["transformers"]
+
+    sanity = {
+        "max_abs_probability_diff": _max_diff(ours["probabilities"], ref["probabilities"]),
+        "tolerance": 1e-4,
+        "input_ids_identical": ours["input_ids"] == ref["input_ids"],
+        "segment_ids_identical": ours["segment_ids"] == ref["segment_ids"],
+        "labels": {"albert_tf": ours["label"], "transformers": ref["label"]},
+        "probabilities": {"albert_tf": ours["probabilities"], "transformers": ref["probabilities"]},
+        "albert_tf_token_id_signature_vs_text_signature": ours["token_id_signature_probability_diff"],
+    }
+    sanity["same_model"] = bool(sanity["max_abs_probability_diff"] <= sanity["tolerance"]
+                                and sanity["input_ids_identical"] and sanity["segment_ids_identical"])
+
+    gflop = forward_gflop()
+    chain_gflop = 2 * SEQ * (E * H + L * (4 * H * H + 2 * H * I)) / 1e9
+    profile: dict = {
+        "what": "each side's request split into tokenization alone and model alone (interleaved calls, medians); "
+                "rest = request median - tokenize - model",
+        "forward_gflop": round(gflop, 2),
+        "matmul_chain_what": "the forward's dense matmuls alone (embedding projection + 12 x [QKV, output, FFN in, "
+                             "FFN out], 1 x 128, float32) in a bare loop of each framework: a floor for the model "
+                             "part in float32 on this machine",
+    }
+    pr = run["profile_rounds"]
+    for name in HEADLINE:
+        entry: dict = {"request_median_ms": med[name]}
+        if pr is not None:
+            tok, mod, chain = (statistics.median(pr["times"][(name, p)]) * 1e3
+                               for p in ("tokenize", "model", "matmul_chain"))
+            entry.update(
+                tokenize_median_ms=round(tok, 2),
+                model_median_ms=round(mod, 1),
+                rest_ms=round(med[name] - tok - mod, 1),
+                model_share_of_request=round(mod / med[name], 3),
+                model_achieved_gflops=round(gflop / (mod / 1e3), 1),
+                matmul_chain_median_ms=round(chain, 1),
+                matmul_chain_gflops=round(chain_gflop / (chain / 1e3), 1),
+                model_over_matmul_chain=round(mod / chain, 3),
+            )
+        if name in run["traces"]:
+            entry.update(run["traces"][name])
+        profile[name] = entry
+    profile["albert_tf"]["parts_what"] = (
+        "tokenize = the same AlbertPreprocessor exported alone by export_preprocessor (signature serve_text_pair); "
+        "model = the export's serve_token_ids signature on precomputed ids (forward + softmax + argmax -> label)"
+    )
+    profile["transformers"]["parts_what"] = (
+        "tokenize = the tokenizer call (return_tensors='pt'); model = forward + argmax on precomputed tensors"
+    )
+    if pr is not None:
+        a, t = profile["albert_tf"], profile["transformers"]
+        floor = a["tokenize_median_ms"] + min(a["matmul_chain_median_ms"], t["matmul_chain_median_ms"])
+        profile["albert_tf_float32_floor_over_transformers"] = round(floor / med["transformers"], 3)
+        profile["albert_tf_float32_floor_what"] = (
+            "(albert-tf tokenize + the faster framework's bare matmul chain) / transformers request median: the "
+            "ratio albert-tf would reach in float32 if nothing but tokenization and the dense matmuls took time"
+        )
+        profile["rounds"] = {k: pr[k] for k in ("rounds_run", "rounds_kept", "disturbed",
+                                                 "foreign_cpu_share_per_round")}
+
+    variant_report: dict = {
+        "experimental": True,
+        "note": "not the headline: each changes the loader, a runtime setting or the export (scratch exports are "
+                "written by this script, not by the package), measured in the same interleaved rounds as the "
+                "headline; over_* are ratios of medians",
+    }
+    for name in run["variants"]:
+        if name in failed:
+            variant_report[name] = {"what": SIDES[name][1], "failed": failed[name]}
+            continue
+        r = results[name]
+        variant_report[name] = {
+            "what": SIDES[name][1],
+            "median_ms": r["median_ms"],
+            "over_transformers": round(r["median_ms"] / med["transformers"], 3),
+            "over_albert_tf_stock": round(r["median_ms"] / med["albert_tf"], 3),
+            "max_abs_probability_diff_vs_transformers": _max_diff(infos[name]["probabilities"], ref["probabilities"]),
+            **{k: v for k, v in r.items() if k != "median_ms"},
+        }
+
+    return {
+        "benchmark": "albert_base_serving_latency",
+        "what": "raw text pair in, label out, batch 1, seq 128, ALBERT-base v2 dims, random weights (seed "
+                f"{args.seed}), 2 labels; median of {len(results['albert_tf']['times_ms'])} interleaved requests "
+                "per side",
+        "albert_tf_latency_over_transformers": round(ratio, 3),
+        "albert_tf_median_ms": med["albert_tf"],
+        "transformers_median_ms": med["transformers"],
+        "target_ratio": TARGET_RATIO,
+        "meets_target": bool(ratio <= TARGET_RATIO),
+        "date_utc": run["date"],
+        "input": {
+            "source": run["source"],
+            "text_a_chars": len(run["text_a"]),
+            "text_b_chars": len(run["text_b"]),
+            "max_seq_length": SEQ,
+            "tokens": {"albert_tf": ours["num_tokens"], "transformers": ref["num_tokens"]},
+            "spm_model_file": os.path.abspath(run["spm_model_file"]),
+        },
+        "sanity": sanity,
+        "results": {k: results[k] for k in HEADLINE},
+        "rounds": {
+            "rule": f"a round (one request per worker) is kept when other processes used < {args.max_foreign} of the "
+                    f"CPUs during it, until {args.runs} are kept; if fewer are quiet after {run['max_rounds']} "
+                    "rounds, every round is kept and disturbed is true",
+            **{k: requests[k] for k in ("rounds_run", "rounds_kept", "disturbed", "foreign_cpu_share_per_round")},
+        },
+        "profile": profile,
+        "variants": variant_report,
+        "transformers_side": {k: ref[k] for k in ("tokenizer_class", "tokenizer_is_fast", "attention_implementation")},
+        "machine": {**machine_info(), "loadavg_1min_before_after": [round(run["load_before"][0], 2),
+                                                                    round(run["load_after"][0], 2)]},
+        "versions": versions(),
+        "settings": {"runs": args.runs, "warmup": args.warmup, "profile_runs": args.profile_runs,
+                     "pause_s": args.pause, "max_foreign": args.max_foreign, "seed": args.seed,
+                     "variants": run["variants"], "build_s": run["built"]["build_s"], "export_dir": args.keep_dir},
+        "wall_s": round(time.perf_counter() - run["started"], 1),
+    }
+
+
+if __name__ == "__main__":
+    main()

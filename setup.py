@@ -26,6 +26,11 @@ EXTRAS = {
         # tests/test_console_scripts.py builds the wheel without build isolation.
         "setuptools>=69",
         "wheel>=0.42",
+        # tests/test_notebooks.py executes notebooks/*.ipynb on CPU (the "notebooks" extra).
+        "nbclient>=0.10",
+        "nbformat>=5.10",
+        "ipykernel>=6.29",
+        "matplotlib>=3.8",
     ],
     # Independent reference implementations, used only by tests and benchmarks.
     # torch is pinned to the CPU build available as a local wheel on the project machines;
@@ -35,6 +40,8 @@ EXTRAS = {
         "transformers==5.23.0",
         "keras-hub==0.32.0",
     ],
+    # What notebooks/*.ipynb need beyond the base install (plots; a Jupyter kernel where the runtime lacks one).
+    "notebooks": ["matplotlib>=3.8", "ipykernel>=6.29"],
     # The TensorBoard UI for the training and evaluation scalars every runner writes.
     "tensorboard": ["tensorboard==2.21.0"],
 }

@@ -59,9 +59,10 @@ def test_training_repeats_and_covers_every_file(files):
     assert len(ids) == 120
 
 
-def test_eval_reads_once_in_order_with_drop_remainder(files):
-    ds = pretraining_dataset(files, 16, SEQ, PRED, is_training=False)
-    assert sum(1 for _ in ds) == 120 // 16
+def test_eval_reads_every_record_once_in_order(files):
+    """Evaluation keeps the last partial batch (the trainer pads it), unlike the official drop_remainder."""
+    sizes = [int(b["input_ids"].shape[0]) for b in pretraining_dataset(files, 16, SEQ, PRED, is_training=False)]
+    assert sizes == [16] * 7 + [8]
 
 
 def test_validation_errors(tmp_path, files):

@@ -36,7 +36,9 @@ def define_strategy_flags(fv: flags.FlagValues = FLAGS) -> None:
         "--num_cpu_devices logical CPUs), multi_worker_mirrored (cluster from TF_CONFIG), tpu.",
         flag_values=fv,
     )
-    flags.DEFINE_string("tpu", None, "TPU name or grpc:// address for TPUClusterResolver (--strategy=tpu).",
+    flags.DEFINE_string("tpu", None,
+                        "TPU name or grpc:// address for TPUClusterResolver (--strategy=tpu); 'local' on a TPU VM "
+                        "(and Colab's TPU runtime).",
                         flag_values=fv)
     flags.DEFINE_alias("tpu_name", "tpu", flag_values=fv)
     flags.DEFINE_bool("use_tpu", False, "Official flag: same as --strategy=tpu.", flag_values=fv)

@@ -4,7 +4,10 @@
 * ``mirrored``: ``MirroredStrategy`` over all local GPUs; with ``num_cpu_devices > 1`` and no GPU,
   over that many logical CPU devices (a cheap way to exercise cross-replica code on a laptop/CI).
 * ``multi_worker_mirrored``: ``MultiWorkerMirroredStrategy``; the cluster comes from ``TF_CONFIG``.
-* ``tpu``: ``TPUStrategy`` with ``TPUClusterResolver(tpu=--tpu, zone, project)``.
+* ``tpu``: ``TPUStrategy`` with ``TPUClusterResolver(tpu=--tpu, zone, project)``: ``--tpu=NAME`` (a Cloud TPU
+  node or pod by name, or a ``grpc://`` address) connects to its workers first; ``--tpu=local`` (a TPU VM, and
+  Colab's TPU runtime) and an unset ``--tpu`` whose resolver finds no remote master use the TPU chips of this host
+  without connecting (as Model Garden's ``tpu_initialize``). Not run on a real TPU here (no TPU in CI).
 """
 
 from __future__ import annotations
@@ -69,12 +72,21 @@ def _tpu_strategy(tpu: str | None, zone: str | None, project: str | None) -> tf.
     where = f"--tpu={tpu}" if tpu else "--tpu unset (TPU_NAME / the Colab TPU runtime)"
     try:
         resolver = tf.distribute.cluster_resolver.TPUClusterResolver(tpu=tpu or "", zone=zone, project=project)
-        tf.config.experimental_connect_to_cluster(resolver)
+        if connects_to_cluster(tpu, resolver):
+            tf.config.experimental_connect_to_cluster(resolver)
         tf.tpu.experimental.initialize_tpu_system(resolver)
     except (ValueError, RuntimeError, OSError, tf.errors.OpError) as e:
         message = (getattr(e, "message", None) or str(e) or type(e).__name__).strip().splitlines()[0]
         raise RunError(f"--strategy=tpu, {where}: no TPU answered ({message[:300]})") from None
     return tf.distribute.TPUStrategy(resolver)
+
+
+def connects_to_cluster(tpu: str | None, resolver) -> bool:
+    """A remote TPU (named, or an address) needs ``experimental_connect_to_cluster``; the chips of this host
+    (``--tpu=local`` on a TPU VM, or no name and no remote master) must not be connected to."""
+    if tpu == "local":
+        return False
+    return bool(tpu) or bool(resolver.master())
 
 
 def worker_info(strategy: tf.distribute.Strategy) -> tuple[int, int]:

@@ -17,8 +17,14 @@ under OneDevice, Mirrored, MultiWorkerMirrored and TPU strategies:
   micro-batches equal one big batch exactly when every slice holds the same number of real predictions
   (so in the tests), and approximately otherwise, as on the official multi-core TPU.
 * An inner ``tf.function`` loop runs ``steps_per_loop`` steps per host call (TPU speed).
-* ``mixed_float16`` wraps the optimizer in ``keras.optimizers.LossScaleOptimizer``; ``jit_compile``
-  compiles the forward/backward pass with XLA.
+* ``mixed_float16`` wraps the optimizer in ``keras.optimizers.LossScaleOptimizer``.
+* ``jit_compile`` compiles with XLA what a TPU compiles: with one replica the whole per-replica training step
+  (forward, backward, the accumulation loop and the optimizer update) and the per-replica evaluation/prediction
+  outputs. With several local replicas (MirroredStrategy) only the forward/backward pass of the training step is
+  compiled: XLA on CPU/GPU cannot read the mirrored variables of the other devices inside one cluster.
+* Static shapes for TPUs: training batches are full (``drop_remainder``); the last evaluation/prediction batch
+  is padded to the global batch size with rows whose outputs are removed before any metric or prediction file
+  sees them (``_pad``), so every step function sees one shape.
 * ``tf.train.CheckpointManager`` over the model weights, optimizer, global step and the input iterator;
   TensorBoard scalars; a progress line with examples/s and ETA.
 """
@@ -27,7 +33,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import shutil
 import time
 from collections.abc import Callable
 from typing import Any
@@ -122,6 +127,9 @@ class Trainer:
         self._summary_writer = None
         self._eval_writer = None
         self._output_fns: dict[str, Any] = {}
+        # What ``strategy.run`` runs per replica, by step ("train", "eval_outputs", "predict_outputs"): a
+        # ``tf.function(jit_compile=True)`` where ``jit_compile`` compiles it whole (tests check which).
+        self.replica_functions: dict[str, Any] = {}
         self.init_report = None
 
     # ------------------------------------------------------------------ helpers
@@ -156,10 +164,16 @@ class Trainer:
         logs.setdefault("loss", tf.cast(loss, tf.float32))
         return grads, logs
 
+    @property
+    def compiles_whole_step(self) -> bool:
+        """Whether ``jit_compile`` compiles the whole per-replica training step (one replica; see the module
+        docstring) rather than the forward/backward pass only."""
+        return self.config.jit_compile and self.num_replicas == 1
+
     def _replica_step(self, features: Features):
         accum = self.config.gradient_accumulation_steps
         compute = self._compute_gradients
-        if self.config.jit_compile:
+        if self.config.jit_compile and not self.compiles_whole_step:
             compute = tf.function(compute, jit_compile=True, reduce_retracing=True)
         if accum == 1:
             grads, logs = compute(features)
@@ -181,9 +195,14 @@ class Trainer:
         return logs
 
     def _make_train_loop(self):
+        replica_step = self._replica_step
+        if self.compiles_whole_step:
+            replica_step = tf.function(replica_step, jit_compile=True, reduce_retracing=True)
+        self.replica_functions["train"] = replica_step
+
         def one_step(iterator):
             batch = next(iterator)
-            logs = self.strategy.run(self._replica_step, args=(self._distribute(batch),))
+            logs = self.strategy.run(replica_step, args=(self._distribute(batch),))
             logs = {k: self.strategy.reduce(tf.distribute.ReduceOp.MEAN, v, axis=None) for k, v in logs.items()}
             self.global_step.assign_add(1)
             return logs
@@ -241,8 +260,8 @@ class Trainer:
 
     def save(self) -> str | None:
         path = self._manager.save(checkpoint_number=int(self.global_step.numpy()))
-        if not self.chief:
-            shutil.rmtree(self._manager_dir(), ignore_errors=True)
+        if not self.chief and tf.io.gfile.exists(self._manager_dir()):
+            tf.io.gfile.rmtree(self._manager_dir())
             return None
         logging.info("saved checkpoint %s", path)
         return path
@@ -345,8 +364,15 @@ class Trainer:
         if fn is None:
             task_fn = getattr(self.task, hook)
 
+            def replica_fn(features):
+                return task_fn(self.model, features)
+
+            if self.config.jit_compile and self.num_replicas == 1:
+                replica_fn = tf.function(replica_fn, jit_compile=True)
+            self.replica_functions[hook] = replica_fn
+
             def step(batch):
-                outputs = self.strategy.run(lambda f: task_fn(self.model, f), args=(self._distribute(batch),))
+                outputs = self.strategy.run(replica_fn, args=(self._distribute(batch),))
                 return {k: self.strategy.gather(v, axis=0) for k, v in outputs.items()}
 
             fn = self._output_fns[hook] = tf.function(step)

@@ -307,9 +307,12 @@ def pretraining_dataset(
     cycle_length: int = 4,
     online_masking: OnlineMaskingConfig | None = None,
 ) -> tf.data.Dataset:
-    """Batched feature dicts (int32 ids, float32 weights), ``drop_remainder=True`` as official.
+    """Batched feature dicts (int32 ids, float32 weights).
 
-    Training repeats forever; evaluation reads the files once, in order. ``online_masking`` re-masks every record
+    Training repeats forever in full batches (``drop_remainder``, as official). Evaluation reads the files once,
+    in order, and keeps the last partial batch, so every held-out record counts: the trainer pads it to the full
+    static batch and removes the padded rows' outputs (the official ``input_fn`` dropped the remainder, so its
+    eval metrics skipped up to ``batch_size - 1`` records). ``online_masking`` re-masks every record
     as it is read (module docstring); its keys are ``(online_masking.seed, index in the stream)`` for training and
     ``(online_masking.seed, -1 - index)`` for evaluation, so every evaluation sees the same masks.
     """
@@ -331,7 +334,7 @@ def pretraining_dataset(
         d = tf.data.TFRecordDataset(files)
     if online_masking is None:
         d = d.map(lambda r: _decode(r, spec, vocab_size), num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
-        d = d.batch(batch_size, drop_remainder=True)
+        d = d.batch(batch_size, drop_remainder=is_training)
         return d.prefetch(2)
     config = online_masking
     sign = 1 if is_training else -1
@@ -342,6 +345,6 @@ def pretraining_dataset(
         return add_random_draws(_decode(record, spec, vocab_size), key, config)
 
     d = d.enumerate().map(decode_and_draw, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
-    d = d.batch(batch_size, drop_remainder=True)
+    d = d.batch(batch_size, drop_remainder=is_training)
     d = d.map(lambda batch: mask_batch(batch, config), num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
     return d.prefetch(2)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import tensorflow as tf
 from tensorflow.core.framework import summary_pb2
+from tensorflow.core.util import event_pb2
 
 
 def _scalar_metadata() -> bytes:
@@ -30,12 +31,39 @@ def write_scalars(logdir: str, step: int, values: dict[str, float], writer=None)
     return writer
 
 
-def read_scalars(logdir: str) -> dict[str, list[tuple[int, float]]]:
-    """All scalars in the event files under ``logdir`` (for tests and scripts)."""
-    out: dict[str, list[tuple[int, float]]] = {}
+def _scalar_events(logdir: str):
+    """``(wall_time, step, tag, value)`` of every scalar in the event files under ``logdir``, file by file in name
+    order, each file in write order. Read through ``tf.io.gfile`` / ``tf.data``, so ``gs://`` log dirs work."""
     for path in sorted(tf.io.gfile.glob(f"{logdir}/events.out.tfevents.*")):
-        for event in tf.compat.v1.train.summary_iterator(path):
+        for record in tf.data.TFRecordDataset(path):
+            event = event_pb2.Event.FromString(record.numpy())
             for value in event.summary.value:
-                tensor = tf.make_ndarray(value.tensor) if value.HasField("tensor") else value.simple_value
-                out.setdefault(value.tag, []).append((int(event.step), float(tensor)))
+                scalar = tf.make_ndarray(value.tensor) if value.HasField("tensor") else value.simple_value
+                yield float(event.wall_time), int(event.step), value.tag, float(scalar)
+
+
+def read_scalars(logdir: str) -> dict[str, list[tuple[int, float]]]:
+    """All scalars in the event files under ``logdir``, every write kept (for tests and scripts)."""
+    out: dict[str, list[tuple[int, float]]] = {}
+    for _, step, tag, value in _scalar_events(logdir):
+        out.setdefault(tag, []).append((step, value))
     return out
+
+
+def read_scalar_curves(logdir: str, since: float | None = None) -> dict[str, list[tuple[int, float]]]:
+    """The scalar curves of the event files under ``logdir``: ``{tag: [(step, value), ...]}``, sorted by step.
+
+    Unlike :func:`read_scalars`, each step appears once: when a step was written more than once (a run killed
+    after a checkpoint and resumed from it logs the steps after that checkpoint again), the latest write wins.
+    ``since`` (seconds since the epoch, as ``time.time()``) keeps only the values written at or after that time,
+    e.g. what a resumed run added. A directory without event files gives ``{}``.
+    """
+    latest: dict[str, dict[int, tuple[float, int, float]]] = {}
+    for order, (wall_time, step, tag, value) in enumerate(_scalar_events(logdir)):
+        if since is not None and wall_time < since:
+            continue
+        steps = latest.setdefault(tag, {})
+        # A later write wins; ``order`` breaks wall-time ties (a later event of the same file).
+        if step not in steps or (wall_time, order) > steps[step][:2]:
+            steps[step] = (wall_time, order, value)
+    return {tag: [(step, steps[step][2]) for step in sorted(steps)] for tag, steps in latest.items()}

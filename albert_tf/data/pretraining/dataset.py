@@ -6,8 +6,9 @@ Features read: ``input_ids``, ``input_mask``, ``segment_ids`` [max_seq_length];
 
 Training order follows the official ``input_fn_builder``: file list -> repeat -> shuffle(#files) ->
 interleave(TFRecordDataset, cycle_length=min(4, #files)) -> shuffle(100) -> parse -> batch(drop_remainder).
-Evaluation reads every record once and keeps the last partial batch (the official dropped it). Unlike the official ``sloppy=True`` interleave, the order is deterministic given ``seed``, and the
-iterator is checkpointable, so a resumed run reads exactly the records an uninterrupted run would.
+Evaluation reads every record once and keeps the last partial batch (the official dropped it). Unlike the
+official ``sloppy=True`` interleave, the order is deterministic given ``seed``, and the iterator is checkpointable,
+so a resumed run reads exactly the records an uninterrupted run would.
 
 With ``online_masking`` (``run_pretraining --masked_lm_budget=N``, see ``online_masking.py``) the records'
 masks are replaced by new ones every time a record is read: ``token_boundary`` is read too, every element gets

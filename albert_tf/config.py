@@ -45,6 +45,35 @@ class ConfigError(ValueError):
     """A config value is missing or invalid; the message names the key."""
 
 
+def _gfile() -> Any:
+    """``tf.io.gfile`` for ``gs://``/``ram://``/... config paths. Imported only for such a path: reading a preset or
+    a local file keeps TensorFlow out of the process (the tokenizer-only and ``--help`` paths)."""
+    import tensorflow as tf
+
+    return tf.io.gfile
+
+
+def _exists(path: str) -> bool:
+    return _gfile().exists(path) if "://" in path else os.path.exists(path)
+
+
+def _read_text(path: str) -> str:
+    if "://" in path:
+        with _gfile().GFile(path, "rb") as f:
+            return f.read().decode("utf-8")
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+def _write_text(path: str, text: str) -> None:
+    if "://" in path:
+        with _gfile().GFile(path, "wb") as f:
+            f.write(text.encode("utf-8"))
+        return
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+
+
 @dataclass
 class AlbertConfig:
     """Hyper-parameters of an ALBERT model, named as in the official ``albert_config.json``.
@@ -168,15 +197,15 @@ class AlbertConfig:
             raise
 
     @classmethod
-    def from_json_file(cls, path: str) -> AlbertConfig:
-        """Read an official ``albert_config.json`` (or one of ours)."""
-        if not os.path.exists(path):
+    def from_json_file(cls, path: str | os.PathLike) -> AlbertConfig:
+        """Read an official ``albert_config.json`` (or one of ours); local or any TensorFlow filesystem (``gs://``)."""
+        path = os.fspath(path)
+        if not _exists(path):
             raise ConfigError(f"albert config file not found: {path}")
-        with open(path, encoding="utf-8") as f:
-            try:
-                data = json.load(f)
-            except json.JSONDecodeError as e:
-                raise ConfigError(f"{path}: line {e.lineno}: not valid JSON ({e.msg})") from None
+        try:
+            data = json.loads(_read_text(path))
+        except json.JSONDecodeError as e:
+            raise ConfigError(f"{path}: line {e.lineno}: not valid JSON ({e.msg})") from None
         return cls.from_dict(data, source=path)
 
     @classmethod
@@ -202,9 +231,9 @@ class AlbertConfig:
         """Same layout as the official ``to_json_string``: indent 2, sorted keys."""
         return json.dumps(self.to_dict(), indent=2, sort_keys=True) + "\n"
 
-    def to_json_file(self, path: str) -> None:
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(self.to_json_string())
+    def to_json_file(self, path: str | os.PathLike) -> None:
+        """Write :meth:`to_json_string` to ``path`` (local or any TensorFlow filesystem, e.g. ``gs://``)."""
+        _write_text(os.fspath(path), self.to_json_string())
 
     def replace(self, **changes: Any) -> AlbertConfig:
         """A validated copy with some fields changed."""

@@ -32,6 +32,7 @@ from albert_tf.checkpoints.report import (
     assign_official_arrays,
     model_official_arrays,
 )
+from albert_tf.data import files as _fs
 
 CONFIG_NAME = "albert_config.json"
 _PRETRAINING_HEADS = official.HEAD_NAMES["pretraining"]
@@ -104,9 +105,9 @@ def find_config(input_path: str, input_format: str, albert_config_file: str | No
     if albert_config_file:
         return AlbertConfig.from_json_file(albert_config_file)
     path = os.fspath(input_path)
-    folder = path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path))
+    folder = path if _fs.isdir(path) else os.path.dirname(path if _fs.is_remote(path) else os.path.abspath(path))
     beside = os.path.join(folder, CONFIG_NAME)
-    if os.path.exists(beside):
+    if _fs.exists(beside):
         return AlbertConfig.from_json_file(beside)
     if input_format == "huggingface":
         return huggingface.albert_config_from_huggingface(huggingface.read_huggingface_config(path))
@@ -127,11 +128,11 @@ def _model_for(arrays: dict[str, np.ndarray], config: Any) -> Any:
 
 def _check_input_exists(path: str, input_format: str) -> None:
     if input_format == "huggingface":
-        if not os.path.isdir(path):
+        if not _fs.isdir(path):
             raise CheckpointError(f"{path}: Hugging Face input must be a directory with config.json")
         return
-    if path.endswith((".keras", ".weights.h5")) or os.path.isdir(path):
-        if not os.path.exists(path):
+    if path.endswith((".keras", ".weights.h5")) or _fs.isdir(path):
+        if not _fs.exists(path):
             raise CheckpointError(f"{path}: file not found")
         return
     official.resolve_checkpoint_path(path)
@@ -194,7 +195,7 @@ def write_output(
         return huggingface.save_huggingface_arrays(arrays, layout_config, path, **(tokenizer or {}))
     if output_format == "albert_tf":
         written = native.save_native(model, path)
-        folder = os.path.dirname(os.path.abspath(written))
+        folder = os.path.dirname(written if _fs.is_remote(written) else os.path.abspath(written))
         config_path = os.path.join(folder, CONFIG_NAME)
         config.to_json_file(config_path)
         return [written, config_path]

@@ -109,13 +109,12 @@ def _same_architecture(expected: Any, found: Any, source: str) -> None:
 
 def _tf2_group_counts(path: str, config: Any) -> list[int]:
     """Group counts to try for a TF2 checkpoint: the one its Keras block names show, else 1 then the model's."""
-    import tensorflow as tf
 
-    from albert_tf.checkpoints.paths import resolve_checkpoint_path
+    from albert_tf.checkpoints.paths import list_variables, resolve_checkpoint_path
 
     groups = {
         int(m.group(1))
-        for name, _ in tf.train.list_variables(resolve_checkpoint_path(path))
+        for name, _ in list_variables(resolve_checkpoint_path(path))
         if (m := _KERAS_GROUP.search(name))
     }
     candidates = [max(groups) + 1] if groups else [1, config.num_hidden_groups]

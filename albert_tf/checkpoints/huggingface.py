@@ -24,6 +24,7 @@ builds a 5-token tokenizer from the directory and keras-hub refuses it.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -50,6 +51,7 @@ from albert_tf.checkpoints.report import (
     assign_official_arrays,
     model_official_arrays,
 )
+from albert_tf.data import files as _fs
 from albert_tf.data.files import makedirs, write_bytes_atomic
 
 HF_PREFIX = "albert."
@@ -275,45 +277,48 @@ def check_identity_projection(arrays: Mapping[str, np.ndarray], source: str) -> 
 
 
 def read_huggingface_config(path: str) -> dict[str, Any]:
-    """The ``config.json`` dict of an HF model directory; one-line errors for a bad directory or JSON."""
-    if not os.path.isdir(path):
+    """The ``config.json`` dict of an HF model directory (local or ``gs://``, through ``tf.io.gfile``); one-line
+    errors for a bad directory or JSON."""
+    path = os.fspath(path)
+    if not _fs.isdir(path):
         raise CheckpointError(f"{path}: not a directory (a Hugging Face model is a directory with config.json)")
     config_path = os.path.join(path, "config.json")
-    if not os.path.exists(config_path):
+    if not _fs.exists(config_path):
         raise CheckpointError(f"{path}: no config.json in the Hugging Face model directory")
-    with open(config_path, encoding="utf-8") as f:
-        try:
-            return json.load(f)
-        except json.JSONDecodeError as e:
-            raise CheckpointError(f"{config_path}: line {e.lineno}: not valid JSON ({e.msg})") from None
+    try:
+        return json.loads(_fs.read_text(config_path))
+    except json.JSONDecodeError as e:
+        raise CheckpointError(f"{config_path}: line {e.lineno}: not valid JSON ({e.msg})") from None
 
 
 def read_huggingface_dir(path: str) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     """``(state dict as numpy, config dict)`` from an HF model directory.
 
     Reads ``model.safetensors`` (or the sharded ``model.safetensors.index.json``), else
-    ``pytorch_model.bin`` through ``torch.load(weights_only=True)`` (no arbitrary unpickling).
+    ``pytorch_model.bin`` through ``torch.load(weights_only=True)`` (no arbitrary unpickling). The directory may be
+    local or on any TensorFlow filesystem (``gs://``): every file is found and read through ``tf.io.gfile``.
     """
     path = os.fspath(path)
     hf_config = read_huggingface_config(path)
     single = os.path.join(path, "model.safetensors")
     index = os.path.join(path, "model.safetensors.index.json")
     binary = os.path.join(path, "pytorch_model.bin")
-    if os.path.exists(single) or os.path.exists(index):
+    if _fs.exists(single) or _fs.exists(index):
         files = [single]
-        if not os.path.exists(single):
-            with open(index, encoding="utf-8") as f:
-                files = [os.path.join(path, n) for n in sorted(set(json.load(f)["weight_map"].values()))]
+        if not _fs.exists(single):
+            weight_map = json.loads(_fs.read_text(index))["weight_map"]
+            files = [os.path.join(path, n) for n in sorted(set(weight_map.values()))]
         state: dict[str, Any] = {}
         for file in files:
             state.update(_load_safetensors(file))
         return state, hf_config
-    if os.path.exists(binary):
+    if _fs.exists(binary):
         try:
             import torch
         except ImportError:
             raise CheckpointError(f"{binary}: reading pytorch_model.bin needs torch (pip install torch)") from None
-        return dict(torch.load(binary, map_location="cpu", weights_only=True)), hf_config
+        source = io.BytesIO(_fs.read_bytes(binary)) if _fs.is_remote(binary) else binary
+        return dict(torch.load(source, map_location="cpu", weights_only=True)), hf_config
     raise CheckpointError(f"{path}: no model.safetensors or pytorch_model.bin in the Hugging Face model directory")
 
 
@@ -332,20 +337,30 @@ def require_safetensors(path: str) -> None:
 
 
 def _load_safetensors(file: str) -> dict[str, Any]:
-    """numpy arrays; bfloat16/float16 files (numpy has no bfloat16) go through torch and become float32."""
-    require_safetensors(file)
-    from safetensors import safe_open
+    """numpy arrays; bfloat16/float16 files (numpy has no bfloat16) go through torch and become float32.
 
-    with safe_open(file, framework="numpy") as f:
-        try:
-            return {k: f.get_tensor(k) for k in f.keys()}  # noqa: SIM118 - safe_open has keys(), not iteration
-        except (TypeError, ValueError):
-            pass
+    A local file is memory-mapped (``safe_open``); a ``gs://``/``ram://`` file is read whole through
+    ``tf.io.gfile`` and parsed from its bytes (``safetensors`` itself opens local paths only).
+    """
+    require_safetensors(file)
+    data = _fs.read_bytes(file) if _fs.is_remote(file) else None
     try:
-        from safetensors.torch import load_file
+        if data is not None:
+            from safetensors.numpy import load
+
+            return dict(load(data))
+        from safetensors import safe_open
+
+        with safe_open(file, framework="numpy") as f:
+            return {k: f.get_tensor(k) for k in f.keys()}  # noqa: SIM118 - safe_open has keys(), not iteration
+    except (TypeError, ValueError):
+        pass
+    try:
+        from safetensors.torch import load, load_file
     except ImportError:
         raise CheckpointError(f"{file}: holds bfloat16 tensors; reading them needs torch (pip install torch)") from None
-    return {k: _to_numpy(v) for k, v in load_file(file).items()}
+    tensors = load(data) if data is not None else load_file(file)
+    return {k: _to_numpy(v) for k, v in tensors.items()}
 
 
 def load_huggingface(model: Any, path: str) -> LoadReport:

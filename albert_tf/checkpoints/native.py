@@ -18,7 +18,7 @@ import os
 from typing import Any
 
 from albert_tf.checkpoints import trainer_layout
-from albert_tf.checkpoints.paths import resolve_checkpoint_path, write_checkpoint_state
+from albert_tf.checkpoints.paths import list_variables, resolve_checkpoint_path, write_checkpoint_state
 from albert_tf.checkpoints.report import (
     CheckpointError,
     LoadReport,
@@ -47,10 +47,9 @@ def _candidate_models(model: Any, config: Any) -> list[Any]:
 
 
 def _roots(prefix: str) -> list[str]:
-    import tensorflow as tf
 
     roots = []
-    for name, _ in tf.train.list_variables(prefix):
+    for name, _ in list_variables(prefix):
         root = name.split("/", 1)[0]
         if root not in _SKIP_ROOTS and root not in roots and "/" in name:
             roots.append(root)

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from albert_tf.checkpoints.paths import resolve_checkpoint_path, write_checkpoint_state
+from albert_tf.checkpoints.paths import checkpoint_reader, resolve_checkpoint_path, write_checkpoint_state
 from albert_tf.checkpoints.report import (
     CheckpointError,
     ConfigMismatchError,
@@ -131,11 +131,10 @@ def official_variable_shapes(
 
 def list_checkpoint(path: str) -> dict[str, tuple[tuple[int, ...], str]]:
     """``{name: (shape, dtype name)}`` of a TF checkpoint, as stored (no renaming)."""
-    import tensorflow as tf
 
     prefix = resolve_checkpoint_path(path)
     try:
-        reader = tf.train.load_checkpoint(prefix)
+        reader = checkpoint_reader(prefix)
     except Exception as e:  # noqa: BLE001 - TF raises several error types for corrupt files
         raise CheckpointError(f"{prefix}: not a readable TF checkpoint ({type(e).__name__})") from None
     shapes = reader.get_variable_to_shape_map()
@@ -176,14 +175,13 @@ def read_official_checkpoint(path: str) -> tuple[dict[str, np.ndarray], list[str
     skipped on purpose (optimizer slots, ``global_step``). Refuses other layouts with a
     :class:`NotAlbertCheckpointError`.
     """
-    import tensorflow as tf
 
     prefix = resolve_checkpoint_path(path)
     listing = list_checkpoint(prefix)
     layout = detect_layout(listing)
     if layout not in ("official", "official_hub"):
         raise NotAlbertCheckpointError(f"{prefix}: {LAYOUT_MESSAGES[layout]}")
-    reader = tf.train.load_checkpoint(prefix)
+    reader = checkpoint_reader(prefix)
     arrays: dict[str, np.ndarray] = {}
     ignored: list[str] = []
     for stored in sorted(listing):

@@ -3,12 +3,20 @@
 The one place that turns a user's checkpoint argument (a prefix, a directory, an ``.index`` /
 ``.data-*`` / ``.meta`` file name) into a TF checkpoint prefix, for every format and every
 runner. Everything goes through ``tf.io.gfile`` so ``gs://`` and ``ram://`` paths work.
+
+TensorFlow's in-memory filesystem (``ram://``) reports every string prefix of a file name as an existing directory
+(``RamFileSystem::Stat`` in ``xla/tsl/platform/ram_file_system.h`` tests ``StartsWith``, not a path separator), so
+there a checkpoint prefix ``ckpt-20`` "is a directory" because ``ckpt-20.index`` exists. Hence: a path with an
+``.index`` file beside it is a prefix before it is a directory (:func:`resolve_checkpoint_path`), and checkpoints are
+opened with :func:`checkpoint_reader` instead of ``tf.train.load_checkpoint`` / ``tf.train.list_variables``, which
+would take the prefix for a directory and look for a ``checkpoint`` file inside it.
 """
 
 from __future__ import annotations
 
 import os
 import re
+from typing import Any
 
 from albert_tf.checkpoints.report import CheckpointError
 from albert_tf.data.files import write_text_atomic
@@ -34,7 +42,7 @@ def resolve_checkpoint_path(path: str) -> str:
         path = _DATA_SUFFIX.sub("", path)
     elif path.endswith(".meta") and tf.io.gfile.exists(path[: -len(".meta")] + ".index"):
         path = path[: -len(".meta")]
-    if tf.io.gfile.isdir(path):
+    if tf.io.gfile.isdir(path) and not tf.io.gfile.exists(path + ".index"):
         latest = tf.train.latest_checkpoint(path)
         if latest is None:
             indexes = sorted(f for f in tf.io.gfile.listdir(path) if f.endswith(".index"))
@@ -47,6 +55,19 @@ def resolve_checkpoint_path(path: str) -> str:
             f"{path}: checkpoint not found, {os.path.basename(path)}.index does not exist beside it"
         )
     return path
+
+
+def checkpoint_reader(prefix: str) -> Any:
+    """``tf.train.load_checkpoint`` of a checkpoint *prefix* (from :func:`resolve_checkpoint_path`), without its
+    directory test (see the module docstring: on ``ram://`` every prefix passes it)."""
+    import tensorflow as tf
+
+    return tf.compat.v1.train.NewCheckpointReader(os.fspath(prefix))
+
+
+def list_variables(prefix: str) -> list[tuple[str, list[int]]]:
+    """``tf.train.list_variables`` of a checkpoint prefix: ``(name, shape)`` sorted by name."""
+    return sorted(checkpoint_reader(prefix).get_variable_to_shape_map().items())
 
 
 def write_checkpoint_state(directory: str, basename: str) -> None:

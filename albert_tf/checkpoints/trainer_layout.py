@@ -17,6 +17,7 @@ import os
 import keras
 import tensorflow as tf
 
+from albert_tf.checkpoints.paths import checkpoint_reader, list_variables
 from albert_tf.checkpoints.report import LoadReport
 
 WEIGHTS_KEY = "model_weights"
@@ -59,7 +60,7 @@ def _unescape(name: str) -> str:
 def stored_weights(prefix: str) -> dict[str, str]:
     """``{Keras variable path: checkpoint key}`` of the trainer-layout weights in ``prefix`` (empty if none)."""
     head = WEIGHTS_KEY + "/"
-    keys = tf.train.list_variables(prefix)
+    keys = list_variables(prefix)
     return {_unescape(k[len(head) : -len(_SUFFIX)]): k for k, _ in keys if k.startswith(head) and k.endswith(_SUFFIX)}
 
 
@@ -69,7 +70,7 @@ def is_trainer_checkpoint(prefix: str) -> bool:
 
 def load_weights_by_path(model: keras.Model, prefix: str) -> LoadReport:
     """Assign every model variable whose Keras path is stored in ``prefix``; the report uses Keras paths."""
-    reader = tf.train.load_checkpoint(prefix)
+    reader = checkpoint_reader(prefix)
     shapes = reader.get_variable_to_shape_map()
     stored = {k: v for k, v in stored_weights(prefix).items() if not is_rng_state(k)}
     ours = {k: v for k, v in model_weights(model).items() if not is_rng_state(k)}
@@ -103,7 +104,7 @@ def restore_weights(model: keras.Model, prefix: str) -> None:
 
 def checkpoint_step(prefix: str) -> int:
     """The ``global_step`` stored in a trainer checkpoint or best copy (0 when it has none)."""
-    reader = tf.train.load_checkpoint(prefix)
+    reader = checkpoint_reader(prefix)
     return int(reader.get_tensor(_STEP_KEY)) if reader.has_tensor(_STEP_KEY) else 0
 
 

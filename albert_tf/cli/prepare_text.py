@@ -8,14 +8,13 @@ Logic: :mod:`albert_tf.data.prepare_text`.
 
 from __future__ import annotations
 
-import glob
 import json
-import os
 import sys
 
 from absl import flags
 
 from albert_tf.cli import app as cli_app
+from albert_tf.data import files as _fs
 from albert_tf.data.prepare_text import prepare_files
 
 
@@ -40,7 +39,7 @@ def _main(argv):
         return 1
     files = []
     for pattern in f.input_file.split(","):
-        matches = sorted(p for p in glob.glob(pattern) if os.path.isfile(p))
+        matches = _fs.glob(pattern)  # local or gs:// (tf.io.gfile)
         if not matches:
             print(f"error: {pattern!r} matches no file", file=sys.stderr)
             return 1

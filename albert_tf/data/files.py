@@ -5,11 +5,26 @@ same as a local one. TensorFlow is imported on first use, not when the module is
 (task names for flag help) stays cheap to import. Result files everywhere (GLUE caches and submissions, run
 metadata, evaluation results, predictions, Hugging Face exports) are written with :func:`write_text_atomic` /
 :func:`write_bytes_atomic`.
+
+A path with a ``scheme://`` prefix is *remote* (:func:`is_remote`): it exists only for TensorFlow's filesystems,
+so nothing may touch it through ``os`` / ``open`` / ``glob``. Two helpers keep Python's own behaviour for local
+paths on purpose: :func:`glob` (Python's ``glob`` skips hidden files and keeps relative paths as given, where
+``tf.io.gfile.glob`` matches dot files and prefixes ``./``) and :func:`canonical_path` (symlinks resolved).
+
+Directory trees (:func:`rmtree`, :func:`rename_dir`, :func:`list_tree`) need care on TensorFlow's in-memory
+filesystem ``ram://`` (``xla/tsl/platform/ram_file_system.h``, TF 2.21): it is a flat map from names to contents, so
+renaming a directory moves only the directory's own entry and leaves its files under the old name,
+``tf.io.gfile.rmtree`` fails with ``NotFoundError`` on a directory that exists only because files were written under
+it, ``listdir``/``walk`` miss such implicit sub-directories, and every string prefix of a name "exists" as a
+directory (``ckpt-20`` because ``ckpt-20.index`` exists). The helpers below move and delete ``ram://`` trees file by
+file, found with one ``glob`` per depth (``glob`` matches every name); other filesystems use ``tf.io.gfile`` as is.
 """
 
 from __future__ import annotations
 
+import glob as _glob
 import os
+import posixpath
 from typing import Any
 
 
@@ -20,15 +35,41 @@ def gfile() -> Any:
     return tf.io.gfile
 
 
+def is_remote(path: str | os.PathLike) -> bool:
+    """True for a TensorFlow filesystem URL (``gs://``, ``ram://``, ``hdfs://``, ...), False for a local path."""
+    return "://" in os.fspath(path)
+
+
+def exists(path: str) -> bool:
+    """``os.path.exists`` for any TensorFlow filesystem."""
+    return gfile().exists(path)
+
+
+def isdir(path: str) -> bool:
+    """``os.path.isdir`` for any TensorFlow filesystem."""
+    return gfile().isdir(path)
+
+
 def isfile(path: str) -> bool:
     """``os.path.isfile`` for any TensorFlow filesystem (exists and is not a directory)."""
     fs = gfile()
     return fs.exists(path) and not fs.isdir(path)
 
 
+def size(path: str) -> int:
+    """``os.path.getsize`` for any TensorFlow filesystem."""
+    return int(gfile().stat(path).length)
+
+
 def read_bytes(path: str) -> bytes:
+    """The whole file."""
     with gfile().GFile(path, "rb") as f:
         return f.read()
+
+
+def read_text(path: str, encoding: str = "utf-8") -> str:
+    """The whole file decoded (``encoding="utf-8-sig"`` drops a BOM)."""
+    return read_bytes(path).decode(encoding)
 
 
 def makedirs(path: str) -> None:
@@ -36,9 +77,131 @@ def makedirs(path: str) -> None:
     gfile().makedirs(path)
 
 
+def makedirs_for(path: str) -> None:
+    """Create the directory that will hold the file ``path`` (nothing for a bare file name)."""
+    parent = os.path.dirname(path)
+    if parent:
+        gfile().makedirs(parent)
+
+
+def remove(path: str) -> None:
+    """Delete a file."""
+    gfile().remove(path)
+
+
 def replace(tmp: str, path: str) -> None:
     """Move a finished temporary file over ``path`` (``os.replace``)."""
     gfile().rename(tmp, path, overwrite=True)
+
+
+def copy(src: str, dst: str) -> None:
+    """Copy one file, possibly between filesystems (local -> ``gs://``), replacing ``dst``."""
+    gfile().copy(src, dst, overwrite=True)
+
+
+def is_ram(path: str) -> bool:
+    """True for TensorFlow's in-memory filesystem (``ram://``), whose directory quirks the tree helpers work around."""
+    return os.fspath(path).startswith("ram://")
+
+
+def _ram_children_pattern(root: str) -> str:
+    """The glob of the names one level under the ``ram://`` directory ``root`` (``ram://`` itself included);
+    ``root`` must hold no glob characters (they would match other names)."""
+    if any(c in root for c in "*?[]"):
+        raise ValueError(f"{root}: a ram:// directory name with glob characters (*?[]) cannot be listed")
+    base = root.rstrip("/")
+    return "ram://*" if base == "ram:" else base + "/*"
+
+
+def _ram_entries(root: str) -> list[str]:
+    """Every ``ram://`` name strictly under the directory ``root`` (files and directory entries), one ``glob`` per
+    depth until a depth matches nothing."""
+    pattern = _ram_children_pattern(root)
+    found: list[str] = []
+    while True:
+        level = gfile().glob(pattern)
+        pattern += "/*"
+        if not level:
+            return found
+        found.extend(level)
+
+
+def list_tree(root: str) -> list[str]:
+    """Every file (not directory) under ``root``, recursively, sorted (``tf.io.gfile.walk``; see the module
+    docstring for ``ram://``)."""
+    fs = gfile()
+    if is_ram(root):
+        return sorted(p for p in _ram_entries(root) if not fs.isdir(p))
+    return sorted(posixpath.join(d, name) for d, _, names in fs.walk(root) for name in names)
+
+
+def has_children(path: str) -> bool:
+    """True when ``path`` is a directory holding anything (``ram://``: a name under ``path/``, not a sibling that
+    merely starts with the same letters)."""
+    fs = gfile()
+    if is_ram(path):
+        return bool(fs.glob(_ram_children_pattern(path)))
+    return fs.isdir(path) and bool(fs.listdir(path))
+
+
+def rmtree(path: str) -> None:
+    """Delete the directory ``path`` and everything under it (``shutil.rmtree``); a missing one is fine."""
+    fs = gfile()
+    if not is_ram(path):
+        if fs.exists(path):
+            fs.rmtree(path)
+        return
+    for name in sorted(_ram_entries(path), key=lambda p: p.count("/"), reverse=True):  # deepest first
+        fs.remove(name)  # removes a file or a directory entry alike
+    root = path.rstrip("/")
+    if fs.exists(root) and not isfile(root):
+        try:
+            fs.remove(root)  # the directory's own entry, where one was made
+        except Exception:  # noqa: BLE001 - an implicit directory has no entry to remove (NotFoundError)
+            pass
+
+
+def rename_dir(src: str, dst: str) -> None:
+    """Move the directory ``src`` to ``dst`` (which must not exist). Local and most remote filesystems: one
+    ``tf.io.gfile.rename``. ``ram://``: file by file (see the module docstring), then ``src`` is removed."""
+    fs = gfile()
+    if not is_ram(src):
+        fs.rename(src, dst)
+        return
+    src_root, dst_root = src.rstrip("/"), dst.rstrip("/")
+    fs.makedirs(dst_root)
+    for name in _ram_entries(src_root):
+        target = dst_root + name[len(src_root):]
+        if fs.isdir(name):
+            fs.makedirs(target)
+        else:
+            fs.rename(name, target, overwrite=True)
+    rmtree(src_root)
+
+
+def glob(pattern: str) -> list[str]:
+    """Files (not directories) matching ``pattern``, sorted.
+
+    Local patterns: Python's ``glob`` after ``~`` expansion (hidden files skipped, relative paths kept as given).
+    Remote patterns: ``tf.io.gfile.glob``.
+    """
+    if is_remote(pattern):
+        fs = gfile()
+        return sorted(m for m in fs.glob(pattern) if not fs.isdir(m))
+    return sorted(m for m in _glob.glob(os.path.expanduser(pattern)) if os.path.isfile(m))
+
+
+def canonical_path(path: str) -> str:
+    """A spelling of ``path`` that two names of the same file share, to tell whether an output is an input.
+
+    Local: ``os.path.realpath`` (symlinks resolved). Remote: the scheme lower-cased and the rest normalised
+    (``a//b/./c`` -> ``a/b/c``); object stores have no links, so that is all there is to compare.
+    """
+    path = os.fspath(path)
+    if not is_remote(path):
+        return os.path.realpath(path)
+    scheme, _, rest = path.partition("://")
+    return f"{scheme.lower()}://{posixpath.normpath(rest) if rest else ''}"
 
 
 def write_bytes_atomic(path: str, data: bytes) -> None:

@@ -6,14 +6,18 @@ a sentence ends at ``.``, ``!`` or ``?`` (plus closing quotes/brackets) followed
 letter, a digit or an opening quote, unless the word before the period is a known abbreviation ("Mr.", "Dr.",
 "e.g.") or a single capital initial ("J."). Good enough for pretraining segments; not a linguistic tool.
 
-Input encodings are tried in order per file (e.g. ``("utf-8", "iso-8859-1")``); the output is UTF-8.
+Input encodings are tried in order per file (e.g. ``("utf-8", "iso-8859-1")``); the output is UTF-8. Inputs and
+output may be local or on any TensorFlow filesystem (``gs://``): every file goes through ``tf.io.gfile``.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from collections.abc import Iterable, Sequence
+
+from albert_tf.data import files as _fs
 
 __all__ = ["decode_file", "paragraphs", "prepare_files", "split_sentences"]
 
@@ -47,8 +51,7 @@ def split_sentences(text: str) -> list[str]:
 
 def decode_file(path: str, encodings: Sequence[str] = ("utf-8",)) -> tuple[str, str]:
     """(text, encoding used): the first of ``encodings`` that decodes the whole file; a clear error otherwise."""
-    with open(path, "rb") as f:
-        data = f.read()
+    data = _fs.read_bytes(path)
     errors = []
     for enc in encodings:
         try:
@@ -78,25 +81,33 @@ def prepare_files(input_files: Sequence[str], output_file: str, encodings: Seque
     Documents with fewer than ``min_sentences`` sentences are skipped and counted.
     """
     counts = {"files": 0, "documents": 0, "skipped_documents": 0, "paragraphs": 0, "sentences": 0, "encodings": {}}
-    with open(output_file, "w", encoding="utf-8", newline="\n") as out:
-        first = True
-        for path in input_files:
-            text, enc = decode_file(path, encodings)
-            counts["files"] += 1
-            counts["encodings"][enc] = counts["encodings"].get(enc, 0) + 1
-            sentences: list[str] = []
-            for para in paragraphs(text):
-                counts["paragraphs"] += 1
-                sentences.extend(split_sentences(para))
-            if len(sentences) < max(1, min_sentences):
-                counts["skipped_documents"] += 1
-                continue
-            if not first:
-                out.write("\n")
-            out.write("\n".join(sentences) + "\n")
-            first = False
-            counts["documents"] += 1
-            counts["sentences"] += len(sentences)
+    _fs.makedirs_for(output_file)
+    tmp = f"{output_file}.tmp-{os.getpid()}"  # renamed over output_file when complete
+    try:
+        with _fs.gfile().GFile(tmp, "w") as out:
+            first = True
+            for path in input_files:
+                text, enc = decode_file(path, encodings)
+                counts["files"] += 1
+                counts["encodings"][enc] = counts["encodings"].get(enc, 0) + 1
+                sentences: list[str] = []
+                for para in paragraphs(text):
+                    counts["paragraphs"] += 1
+                    sentences.extend(split_sentences(para))
+                if len(sentences) < max(1, min_sentences):
+                    counts["skipped_documents"] += 1
+                    continue
+                if not first:
+                    out.write("\n")
+                out.write("\n".join(sentences) + "\n")
+                first = False
+                counts["documents"] += 1
+                counts["sentences"] += len(sentences)
+    except BaseException:
+        if _fs.exists(tmp):
+            _fs.remove(tmp)
+        raise
+    _fs.replace(tmp, output_file)
     return counts
 
 

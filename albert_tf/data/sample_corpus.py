@@ -7,6 +7,9 @@ Each document follows one character through a day, so both pretraining tasks hav
   document (the same character, pronoun and town throughout), so masked words are predictable from context;
 * sentence order: sentences carry ordered discourse markers ("In the morning", "Then", "Later", "In the evening",
   "Finally") and clock times that increase, so a swapped pair is detectable.
+
+The writers here write local files only (Python's ``open``): they make test and demo inputs on the machine that runs
+them. Copy the result to ``gs://`` if a job there should read it; every reader of the package takes either.
 """
 
 from __future__ import annotations

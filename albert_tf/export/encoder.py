@@ -38,10 +38,11 @@ from __future__ import annotations
 
 import os
 import posixpath
-import tempfile
+import uuid
 from collections.abc import Mapping
 from typing import Any
 
+from albert_tf.data import files as _fs
 from albert_tf.export.serving import TEXT_SIGNATURE, make_preprocessor, refuse_non_empty, write_savedmodel_atomic
 
 ENCODER_INPUTS = ("input_word_ids", "input_mask", "input_type_ids")
@@ -157,9 +158,13 @@ def export_encoder(
         "sp_model_asset": None if spm_model_file is None else posixpath.basename(str(spm_model_file)),
         **dict(metadata or {}),
     }
-    with tempfile.TemporaryDirectory(prefix="albert_export_") as scratch:
-        config_path = os.path.join(scratch, CONFIG_ASSET)
-        with open(config_path, "w", encoding="utf-8") as f:  # local scratch file, copied into assets/
+    # An Asset is a file that saving copies into assets/. The config's source file lives in TensorFlow's in-memory
+    # filesystem, so an export to gs:// (or ram://) writes nothing on the local disk.
+    scratch = f"ram://albert_export_scratch-{os.getpid()}-{uuid.uuid4().hex}"
+    config_path = posixpath.join(scratch, CONFIG_ASSET)
+    tf.io.gfile.makedirs(scratch)
+    try:
+        with tf.io.gfile.GFile(config_path, "w") as f:
             f.write(config.to_json_string())
         root.albert_config_file = tf.saved_model.Asset(config_path)
         if spm_model_file is not None:
@@ -168,6 +173,8 @@ def export_encoder(
         return write_savedmodel_atomic(
             export_dir, lambda tmp: tf.saved_model.save(root, tmp, signatures=signatures), info
         )
+    finally:
+        _fs.rmtree(scratch)
 
 
 def export_preprocessor(

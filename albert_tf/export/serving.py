@@ -38,6 +38,8 @@ from typing import Any
 
 import numpy as np
 
+from albert_tf.data import files as _fs
+
 TEXT_SIGNATURE = "serving_default"
 IDS_SIGNATURE = "serve_token_ids"
 EXAMPLES_SIGNATURE = "serve_tf_examples"
@@ -46,9 +48,7 @@ EXPORT_INFO = os.path.join("assets.extra", "albert_export.json")
 
 def refuse_non_empty(export_dir: str) -> None:
     """Raise ``FileExistsError`` when ``export_dir`` is a directory holding anything (never overwrite an export)."""
-    import tensorflow as tf
-
-    if tf.io.gfile.isdir(export_dir) and tf.io.gfile.listdir(export_dir):
+    if _fs.has_children(export_dir):
         raise FileExistsError(f"{export_dir} exists and is not empty; choose a new export directory")
 
 
@@ -59,7 +59,7 @@ def write_savedmodel_atomic(export_dir: str, write: Callable[[str], Any], info: 
     Why: TF Serving and ``tf.saved_model.load`` must never see a directory that holds a graph without its
     variables (TF Serving also ignores the non-numeric temporary name beside its version directories); the rename
     is the commit point, and a failure removes the temporary directory. Every export of the package goes through
-    here.
+    here. Directory moves and deletions go through :mod:`albert_tf.data.files`, which also handles ``ram://``.
     """
     import tensorflow as tf
 
@@ -67,8 +67,7 @@ def write_savedmodel_atomic(export_dir: str, write: Callable[[str], Any], info: 
     export_dir = export_dir.rstrip("/") or export_dir
     refuse_non_empty(export_dir)
     tmp = f"{export_dir}.tmp-{os.getpid()}"
-    if fs.exists(tmp):
-        fs.rmtree(tmp)
+    _fs.rmtree(tmp)
     try:
         write(tmp)
         fs.makedirs(posixpath.join(tmp, posixpath.dirname(EXPORT_INFO)))
@@ -76,11 +75,10 @@ def write_savedmodel_atomic(export_dir: str, write: Callable[[str], Any], info: 
             f.write(json.dumps(dict(info), indent=1, sort_keys=True) + "\n")
         refuse_non_empty(export_dir)  # another writer may have claimed it meanwhile
         if fs.isdir(export_dir):
-            fs.rmtree(export_dir)  # an empty directory the user created beforehand
-        fs.rename(tmp, export_dir)
+            _fs.rmtree(export_dir)  # an empty directory the user created beforehand
+        _fs.rename_dir(tmp, export_dir)
     except BaseException:
-        if fs.exists(tmp):
-            fs.rmtree(tmp)
+        _fs.rmtree(tmp)
         raise
     return export_dir
 
@@ -248,6 +246,8 @@ def run_tf1_session(
 
 
 def load_export_info(export_dir: str) -> dict[str, Any]:
-    """The JSON written beside the SavedModel (labels, signature inputs, task metadata)."""
-    with open(os.path.join(export_dir, EXPORT_INFO), encoding="utf-8") as f:
-        return json.load(f)
+    """The JSON written beside the SavedModel (labels, signature inputs, task metadata); local or ``gs://``."""
+    import tensorflow as tf
+
+    with tf.io.gfile.GFile(os.path.join(export_dir, EXPORT_INFO), "rb") as f:
+        return json.loads(f.read().decode("utf-8"))

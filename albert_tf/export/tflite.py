@@ -43,7 +43,7 @@ import json
 import os
 import posixpath
 import re
-import tempfile
+import uuid
 import warnings
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -164,11 +164,14 @@ def convert_signature(
     fn = loaded.signatures[signature_key]
     ops = [tf.lite.OpsSet.TFLITE_BUILTINS] + ([tf.lite.OpsSet.SELECT_TF_OPS] if select_tf_ops else [])
 
-    with tempfile.TemporaryDirectory(prefix="albert_tflite_") as tmp_dir:
+    # The re-traced SavedModel is scratch: staged in TensorFlow's in-memory filesystem (the converter reads it
+    # from there), so converting a gs:// export writes nothing on the local disk.
+    tmp_dir = f"ram://albert_tflite_scratch-{os.getpid()}-{uuid.uuid4().hex}"
+    try:
         source = saved_model_dir
         if _only_variables(fn):  # re-trace: pinned sequence axis, and none of the export's other resources
             specs = _input_specs(fn, export_seq_length(saved_model_dir) if seq_length is None else seq_length)
-            source = os.path.join(tmp_dir, "pinned")
+            source = posixpath.join(tmp_dir, "pinned")
             _pinned_saved_model(fn, specs, signature_key, source)
         converter = tf.lite.TFLiteConverter.from_saved_model(source, signature_keys=[signature_key])
         converter.target_spec.supported_ops = ops
@@ -183,6 +186,8 @@ def convert_signature(
                 f"signature {signature_key!r} of {saved_model_dir} does not convert to TFLite with {opsets}: "
                 f"ops {what} are not supported{hint}"
             ) from e
+    finally:
+        files.rmtree(tmp_dir)
     path = output_path or posixpath.join(saved_model_dir, DEFAULT_FILENAME)
     parent = posixpath.dirname(path)
     if parent:

@@ -2,39 +2,62 @@
 
 Used by the vocab trainer, the parity measurement and the throughput benchmark. Each file is decoded as UTF-8 when
 it is valid UTF-8 and as ISO-8859-1 otherwise (every byte string is valid ISO-8859-1); the choice is reported.
+
+Files and folders may be local or on any TensorFlow filesystem (``gs://``, ``ram://``): those are listed and read
+through ``tf.io.gfile`` (TensorFlow is imported only for such a path).
 """
 
 from __future__ import annotations
 
 import os
 import pathlib
+import posixpath
 import re
 from collections.abc import Iterator
+
+from albert_tf.tokenization.sentencepiece_tokenizer import read_file_bytes
 
 __all__ = ["corpus_files", "decode_text_file", "iter_lines", "split_lines"]
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
 
 
-def corpus_files(paths: list[str | os.PathLike]) -> list[pathlib.Path]:
+def _remote_files(path: str) -> list[str]:
+    """:func:`corpus_files` of one ``scheme://`` file or folder, through ``tf.io.gfile``."""
+    import tensorflow as tf
+
+    fs = tf.io.gfile
+    if fs.isdir(path):
+        found = [posixpath.join(root, name) for root, _, names in fs.walk(path) for name in names
+                 if not name.startswith(".")]
+        return sorted(found)
+    if fs.exists(path):
+        return [path]
+    raise FileNotFoundError(f"{path}: no such file or folder (expected text files or folders of them)")
+
+
+def corpus_files(paths: list[str | os.PathLike]) -> list[str]:
     """Every regular file under ``paths`` (files or folders, recursively), sorted, hidden files skipped."""
-    files: list[pathlib.Path] = []
+    files: list[str] = []
     for p in paths:
+        if "://" in os.fspath(p):
+            files.extend(_remote_files(os.fspath(p)))
+            continue
         p = pathlib.Path(p)
         if p.is_dir():
-            files.extend(f for f in sorted(p.rglob("*")) if f.is_file() and not f.name.startswith("."))
+            files.extend(str(f) for f in sorted(p.rglob("*")) if f.is_file() and not f.name.startswith("."))
         elif p.is_file():
-            files.append(p)
+            files.append(str(p))
         else:
             raise FileNotFoundError(f"{p}: no such file or folder (expected text files or folders of them)")
     if not files:
-        raise FileNotFoundError(f"no text files under {[str(p) for p in paths]}")
+        raise FileNotFoundError(f"no text files under {[os.fspath(p) for p in paths]}")
     return files
 
 
 def decode_text_file(path: str | os.PathLike) -> tuple[str, str]:
     """(text, encoding): UTF-8 if the bytes are valid UTF-8 (a BOM is dropped), else ISO-8859-1."""
-    data = pathlib.Path(path).read_bytes()
+    data = read_file_bytes(path)
     try:
         return data.decode("utf-8-sig"), "utf-8"
     except UnicodeDecodeError:

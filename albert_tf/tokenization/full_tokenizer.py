@@ -48,8 +48,9 @@ class FullTokenizer:
     """Text -> pieces -> ids for ALBERT, SentencePiece (``spm_model_file``) or WordPiece (``vocab_file``).
 
     Args:
-      vocab_file: WordPiece vocab (one piece per line). Ignored when ``spm_model_file`` is given (as the official,
-        which also gets the ``.vocab`` of an SPM model passed here and ignores it).
+      vocab_file: WordPiece vocab (one piece per line; local or ``gs://``), or its content as ``bytes``. Ignored when
+        ``spm_model_file`` is given (as the official, which also gets the ``.vocab`` of an SPM model passed here and
+        ignores it).
       do_lower_case: lower-case the text (honoured in SentencePiece mode too, unlike the official).
       spm_model_file: SentencePiece model path (local or ``gs://``), or the serialized model proto as ``bytes``.
       keep_accents: keep combining marks (no NFKD); official behaviour is False.
@@ -58,7 +59,7 @@ class FullTokenizer:
 
     def __init__(
         self,
-        vocab_file: str | os.PathLike | None = None,
+        vocab_file: str | os.PathLike | bytes | None = None,
         do_lower_case: bool = True,
         spm_model_file: str | os.PathLike | bytes | None = None,
         keep_accents: bool = False,
@@ -74,9 +75,10 @@ class FullTokenizer:
             self.vocab = {self.sp_model.IdToPiece(i): i for i in range(self.sp_model.GetPieceSize())}
             self._specials = _SPM_SPECIALS
         elif vocab_file is not None:
-            self.model_bytes = read_file_bytes(vocab_file)
+            from_bytes = isinstance(vocab_file, bytes)
+            self.model_bytes = vocab_file if from_bytes else read_file_bytes(vocab_file)
             self.kind = "wordpiece"
-            self.vocab = dict(load_vocab(vocab_file, self.model_bytes))
+            self.vocab = dict(load_vocab("<bytes>" if from_bytes else vocab_file, self.model_bytes))
             self.basic_tokenizer = BasicTokenizer(do_lower_case=self.do_lower_case)
             self.wordpiece_tokenizer = WordpieceTokenizer(vocab=self.vocab)
             self._specials = _WP_SPECIALS

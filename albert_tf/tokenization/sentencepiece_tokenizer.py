@@ -57,7 +57,9 @@ class TokenizerError(ValueError):
 
 
 def read_file_bytes(path: str | os.PathLike) -> bytes:
-    """Bytes of a local file or of a ``scheme://`` path (GCS etc., through ``tf.io.gfile`` as the official)."""
+    """Bytes of a local file or of a ``scheme://`` path (``gs://``, ``ram://``: through ``tf.io.gfile``, as the
+    official). Local files are read with Python's ``open`` so that the Python tokenizer, and the worker processes of
+    ``create_pretraining_data`` that build one, never import TensorFlow."""
     path = os.fspath(path)
     if "://" in path:
         import tensorflow as tf  # only for remote paths; keeps the python tokenizer import light

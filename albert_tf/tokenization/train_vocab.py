@@ -16,7 +16,10 @@ This command uses those values as flag defaults (same flag names), so the ids co
 * ``--preprocess`` (off by default, as the official) first applies ``preprocess_text(lower=--do_lower_case,
   keep_accents=--keep_accents)``, so the vocabulary is learned on exactly what ``FullTokenizer`` feeds the model;
 * lines longer than ``--max_sentence_length`` bytes (which SentencePiece would drop) are counted and reported;
-* the result is loaded with ``FullTokenizer`` and its special ids checked before the command reports success.
+* the result is loaded with ``FullTokenizer`` and its special ids checked before the command reports success;
+* inputs and ``--model_prefix`` may be on any TensorFlow filesystem (``gs://``): inputs are read through
+  ``tf.io.gfile``. SentencePiece's trainer can only write local files, so for a ``scheme://`` prefix it trains into
+  a local temporary directory (removed afterwards) and the ``.model`` / ``.vocab`` are copied with ``tf.io.gfile``.
 
 Example::
 
@@ -27,8 +30,11 @@ Example::
 from __future__ import annotations
 
 import collections
+import contextlib
+import functools
 import os
 import re
+import tempfile
 from collections.abc import Iterator
 
 __all__ = ["train_vocab"]
@@ -69,10 +75,20 @@ def train_vocab(
     if vocab_size < 10:
         raise ValueError(f"--vocab_size must be at least 10, got {vocab_size}")
     files = corpus_files(inputs)  # raises before any work if an input is missing
-    prefix_dir = os.path.dirname(os.path.abspath(model_prefix))
-    if os.path.exists(prefix_dir) and not os.path.isdir(prefix_dir):
+    model_prefix = os.fspath(model_prefix)
+    remote = "://" in model_prefix
+    if remote:
+        import tensorflow as tf
+
+        fs = tf.io.gfile
+        prefix_dir = os.path.dirname(model_prefix)
+        exists, isdir, makedirs = fs.exists, fs.isdir, fs.makedirs
+    else:
+        prefix_dir = os.path.dirname(os.path.abspath(model_prefix))
+        exists, isdir, makedirs = os.path.exists, os.path.isdir, functools.partial(os.makedirs, exist_ok=True)
+    if exists(prefix_dir) and not isdir(prefix_dir):
         raise FileNotFoundError(f"--model_prefix {model_prefix}: {prefix_dir} is a file, not a folder")
-    os.makedirs(prefix_dir, exist_ok=True)  # like every other output flag: the folder is created
+    makedirs(prefix_dir)  # like every other output flag: the folder is created
     control_symbols = OFFICIAL_CONTROL_SYMBOLS if control_symbols is None else control_symbols
     user_defined_symbols = OFFICIAL_USER_DEFINED_SYMBOLS if user_defined_symbols is None else user_defined_symbols
 
@@ -96,31 +112,20 @@ def train_vocab(
 
     if random_seed is not None:
         spm.set_random_generator_seed(random_seed)
-    try:
-        spm.SentencePieceTrainer.train(
-            sentence_iterator=sentences(),
-            model_prefix=model_prefix,
-            vocab_size=vocab_size,
-            model_type=model_type,
-            character_coverage=character_coverage,
-            input_sentence_size=input_sentence_size,
-            shuffle_input_sentence=shuffle_input_sentence,
-            control_symbols=control_symbols,
-            user_defined_symbols=user_defined_symbols,
-            pad_id=pad_id,
-            unk_id=unk_id,
-            bos_id=bos_id,
-            eos_id=eos_id,
-            max_sentence_length=max_sentence_length,
-            num_threads=num_threads,
-            minloglevel=1,
-        )
-    except RuntimeError as e:  # SentencePiece's message names its C++ source line; say what to do instead
-        limit = re.search(r"Vocabulary size too high \((\d+)\)\. Please set it to a value <= (\d+)", str(e))
-        if limit is None:
-            raise
-        raise ValueError(f"--vocab_size {limit.group(1)} is more than this corpus supports (at most "
-                         f"{limit.group(2)} pieces): lower it or add text") from None
+    with contextlib.ExitStack() as stack:
+        # SentencePiece writes local files only: a remote prefix trains into a local scratch folder first.
+        local_prefix = model_prefix
+        if remote:
+            scratch = stack.enter_context(tempfile.TemporaryDirectory(prefix="albert_train_vocab_"))
+            local_prefix = os.path.join(scratch, os.path.basename(model_prefix))
+        _train(spm, sentences(), local_prefix, vocab_size, model_type=model_type,
+               character_coverage=character_coverage, input_sentence_size=input_sentence_size,
+               shuffle_input_sentence=shuffle_input_sentence, control_symbols=control_symbols,
+               user_defined_symbols=user_defined_symbols, pad_id=pad_id, unk_id=unk_id, bos_id=bos_id, eos_id=eos_id,
+               max_sentence_length=max_sentence_length, num_threads=num_threads)
+        if remote:
+            for suffix in (".model", ".vocab"):
+                fs.copy(local_prefix + suffix, model_prefix + suffix, overwrite=True)
     tok = FullTokenizer(spm_model_file=f"{model_prefix}.model", do_lower_case=do_lower_case)
     first = tok.convert_ids_to_tokens(range(5))
     official_layout = control_symbols == OFFICIAL_CONTROL_SYMBOLS and (pad_id, unk_id) == (0, 1)
@@ -136,4 +141,18 @@ def train_vocab(
         **dict(stats),
         "identity": tok.identity(),
     }
+
+
+def _train(spm, sentences: Iterator[str], model_prefix: str, vocab_size: int, **options) -> None:
+    """``SentencePieceTrainer.train`` into the local ``model_prefix``; a too-large vocab is a one-line error."""
+    try:
+        spm.SentencePieceTrainer.train(
+            sentence_iterator=sentences, model_prefix=model_prefix, vocab_size=vocab_size, minloglevel=1, **options
+        )
+    except RuntimeError as e:  # SentencePiece's message names its C++ source line; say what to do instead
+        limit = re.search(r"Vocabulary size too high \((\d+)\)\. Please set it to a value <= (\d+)", str(e))
+        if limit is None:
+            raise
+        raise ValueError(f"--vocab_size {limit.group(1)} is more than this corpus supports (at most "
+                         f"{limit.group(2)} pieces): lower it or add text") from None
 

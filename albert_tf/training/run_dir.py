@@ -121,6 +121,11 @@ class OutputDirLock:
     A second run on the same directory is refused at once; a lock left by a process that no longer runs (a
     ``kill -9``) is reported and taken over. A lock from another host cannot be checked and is refused with
     how to clear it.
+
+    On the local disk the lock file is created with ``O_CREAT | O_EXCL`` (atomic) and liveness is read from
+    ``/proc``. On a ``gs://`` (or other ``tf.io.gfile``) directory there is no exclusive create: the lock is
+    written through ``tf.io.gfile`` when none exists and read back, so it is *advisory*: it stops a second run
+    started after the first one wrote its lock, but two runs started at the same instant can both pass.
     """
 
     def __init__(self, output_dir: str, log: Callable[[str], None] | None = None) -> None:

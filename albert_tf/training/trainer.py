@@ -260,8 +260,9 @@ class Trainer:
 
     def save(self) -> str | None:
         path = self._manager.save(checkpoint_number=int(self.global_step.numpy()))
-        if not self.chief and tf.io.gfile.exists(self._manager_dir()):
-            tf.io.gfile.rmtree(self._manager_dir())
+        if not self.chief:
+            if tf.io.gfile.exists(self._manager_dir()):
+                tf.io.gfile.rmtree(self._manager_dir())
             return None
         logging.info("saved checkpoint %s", path)
         return path

@@ -13,6 +13,10 @@ Data flow (memory is bounded by ``chunk_chars``, ``num_workers`` and ``shuffle_b
    ``shuffle_buffer_size`` records (its own seeded generator; what is left at the end is written in buffer order),
    and writes record k to output file k % len(output_files), as the official does.
 
+Only the main process touches files (inputs, records, sidecar; all through ``tf.io.gfile`` for ``gs://`` and other
+TensorFlow filesystems): workers get chunks of lines and the tokenizer model's bytes, never a path. So every
+``--num_workers`` works with ``gs://`` and with ``ram://``, whose files exist only in the main process' memory.
+
 Difference from the official (stated in ``--help``): the official shuffles all documents and all instances of the
 whole corpus in RAM; here shuffling is global within a chunk and across chunks only as far as the buffer reaches.
 A corpus that fits in one chunk, with ``shuffle_buffer_size`` at least its instance count, gives the official
@@ -32,6 +36,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from albert_tf.data import files as _fs
 from albert_tf.data.pretraining.instances import Instance, InstanceConfig, create_instances_from_document
 from albert_tf.data.pretraining.masking import MaskingConfig, NgramSampler, shuffle
 from albert_tf.data.pretraining.reading import Chunk, InputError, iter_chunks, resolve_input_files, scan_inputs
@@ -321,9 +326,8 @@ def create_pretraining_data(
             f"{scan['text_lines']:,} text lines -> {len(output_files)} output file(s), {num_workers} worker(s)")
     metadata_file = metadata_file or default_metadata_file(output_files)
     _check_outputs_are_not_inputs(input_files, [*output_files, metadata_file])
-    for path in output_files:
-        parent = os.path.dirname(os.path.abspath(path))
-        os.makedirs(parent, exist_ok=True)
+    for path in [*output_files, metadata_file]:
+        _fs.makedirs_for(path)
     partial_files = [partial_name(p) for p in output_files]
 
     chunks = iter_chunks(input_files, config.input_encoding, int(config.chunk_size_mb * (1 << 20)),
@@ -332,7 +336,9 @@ def create_pretraining_data(
     with TFRecordShardWriter(partial_files) as writer:
         buffer = ShuffleBuffer(config.shuffle_buffer_size, _hash_int("albert-tf", "shuffle", config.random_seed),
                                writer.write)
-        for _, records, counters in _chunk_results(chunks, ctx, (config, tokenizer_spec), num_workers):
+        # Workers get the model's bytes, never its path: they open no file (see TokenizerSpec).
+        worker_spec = tokenizer_spec.with_model_bytes(ctx.encoder.tokenizer.model_bytes)
+        for _, records, counters in _chunk_results(chunks, ctx, (config, worker_spec), num_workers):
             totals.update(counters)
             for record in records:
                 buffer.push(record)
@@ -369,18 +375,18 @@ def partial_name(path: str) -> str:
 
 
 def _check_outputs_are_not_inputs(input_files: Sequence[str], outputs: Sequence[str]) -> None:
-    inputs = {os.path.realpath(p) for p in input_files}
+    inputs = {_fs.canonical_path(p) for p in input_files}
     for path in outputs:
-        if os.path.realpath(path) in inputs:
+        if _fs.canonical_path(path) in inputs:
             raise InputError(f"{path} is both an input and an output: writing it would destroy the input")
 
 
 def _file_entry(path: str, name: str, records: int) -> dict:
     digest = hashlib.sha256()
-    with open(path, "rb") as f:
+    with _fs.gfile().GFile(path, "rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
             digest.update(block)
-    return {"name": name, "records": records, "bytes": os.path.getsize(path), "sha256": digest.hexdigest()}
+    return {"name": name, "records": records, "bytes": _fs.size(path), "sha256": digest.hexdigest()}
 
 
 def _publish(partial_files: Sequence[str], output_files: Sequence[str], metadata_file: str, sidecar: dict) -> None:
@@ -389,15 +395,11 @@ def _publish(partial_files: Sequence[str], output_files: Sequence[str], metadata
     The old sidecar goes first, so a set whose renaming was interrupted has no sidecar claiming it complete;
     a file under a final name is always a whole shard.
     """
-    if os.path.exists(metadata_file):
-        os.remove(metadata_file)
+    if _fs.exists(metadata_file):
+        _fs.remove(metadata_file)
     for partial, final in zip(partial_files, output_files):
-        os.replace(partial, final)
-    tmp = metadata_file + ".partial"
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(sidecar, f, indent=2, sort_keys=True)
-        f.write("\n")
-    os.replace(tmp, metadata_file)
+        _fs.replace(partial, final)
+    _fs.write_text_atomic(metadata_file, json.dumps(sidecar, indent=2, sort_keys=True) + "\n")
 
 
 def default_metadata_file(output_files: Sequence[str]) -> str:
@@ -409,10 +411,10 @@ def default_metadata_file(output_files: Sequence[str]) -> str:
 
 def _check_tokenizer_files(spec: TokenizerSpec) -> None:
     if spec.spm_model_file:
-        if "://" not in spec.spm_model_file and not os.path.isfile(spec.spm_model_file):
+        if not _fs.isfile(spec.spm_model_file):
             raise InputError(f"--spm_model_file={spec.spm_model_file}: file not found")
     elif spec.vocab_file:
-        if "://" not in spec.vocab_file and not os.path.isfile(spec.vocab_file):
+        if not _fs.isfile(spec.vocab_file):
             raise InputError(f"--vocab_file={spec.vocab_file}: file not found")
     else:
         raise InputError("give --spm_model_file (SentencePiece model) or --vocab_file (WordPiece vocab)")

@@ -18,19 +18,33 @@ __all__ = ["LineEncoder", "TokenizerSpec"]
 
 
 class TokenizerSpec:
-    """Picklable recipe for a :class:`FullTokenizer` (worker processes build their own)."""
+    """Picklable recipe for a :class:`FullTokenizer` (worker processes build their own).
 
-    def __init__(self, vocab_file=None, spm_model_file=None, do_lower_case=True, keep_accents=False):
+    ``model_bytes``: the model / vocab file's content. The parent process reads the file once (local or through
+    ``tf.io.gfile``) and hands the workers :meth:`with_model_bytes`, so a worker never opens a file: that keeps
+    TensorFlow out of the workers and makes ``ram://`` work, whose files exist only in the parent's memory.
+    """
+
+    def __init__(self, vocab_file=None, spm_model_file=None, do_lower_case=True, keep_accents=False,
+                 model_bytes: bytes | None = None):
         self.vocab_file = vocab_file
         self.spm_model_file = spm_model_file
         self.do_lower_case = bool(do_lower_case)
         self.keep_accents = bool(keep_accents)
+        self.model_bytes = model_bytes
+
+    def with_model_bytes(self, model_bytes: bytes) -> TokenizerSpec:
+        """The same recipe carrying the file's content (what :meth:`build` then reads instead of the file)."""
+        return TokenizerSpec(self.vocab_file, self.spm_model_file, self.do_lower_case, self.keep_accents,
+                             model_bytes=model_bytes)
 
     def build(self) -> FullTokenizer:
+        spm = self.spm_model_file or None
+        source = self.model_bytes if self.model_bytes is not None else (spm or self.vocab_file)
         return FullTokenizer(
-            vocab_file=None if self.spm_model_file else self.vocab_file,
+            vocab_file=None if spm else source,
             do_lower_case=self.do_lower_case,
-            spm_model_file=self.spm_model_file or None,
+            spm_model_file=source if spm else None,
             keep_accents=self.keep_accents,
         )
 

@@ -31,6 +31,8 @@ EXTRAS = {
         "nbformat>=5.10",
         "ipykernel>=6.29",
         "matplotlib>=3.8",
+        # tests/test_pretraining_beam.py runs the Beam pipeline with the DirectRunner (the "beam" extra).
+        "apache-beam==2.77.0",
     ],
     # Independent reference implementations, used only by tests and benchmarks.
     # torch is pinned to the CPU build available as a local wheel on the project machines;
@@ -42,6 +44,9 @@ EXTRAS = {
     ],
     # What notebooks/*.ipynb need beyond the base install (plots; a Jupyter kernel where the runtime lacks one).
     "notebooks": ["matplotlib>=3.8", "ipykernel>=6.29"],
+    # create_pretraining_data --runner=DirectRunner|DataflowRunner|FlinkRunner|SparkRunner (Apache Beam). Resolves
+    # with the pinned stack; it moves protobuf from 7.36.2 to 6.33.6 (TensorFlow 2.21 accepts >=6.31.1,<8).
+    "beam": ["apache-beam==2.77.0"],
     # The TensorBoard UI for the training and evaluation scalars every runner writes.
     "tensorboard": ["tensorboard==2.21.0"],
 }

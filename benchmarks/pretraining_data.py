@@ -9,7 +9,12 @@ sampled every 20 ms):
   memory growing with the corpus;
 * ``ours_subset``: this project with ``--num_workers 1`` on the same subset and flags (the per-worker ratio);
 * ``ours``: the real corpus (../shared/data/text via data/prepare_text) and the corpus repeated 4 times
-  (concatenated in a temp dir), ``--num_workers`` 1 and 2.
+  (concatenated in a temp dir), ``--num_workers`` 1 and 2;
+* ``beam_direct``: the same 1x corpus and flags through the Apache Beam executor on the DirectRunner, in memory
+  (one worker) and multi-process (``--direct_num_workers`` 2), with ``beam_over_ours_*`` ratios (needs
+  ``pip install 'albert-tf[beam]'``; skipped with a note otherwise, or with ``--skip_beam``). On one machine it is
+  expected to be slower than the local pipeline (Beam's own per-element overhead, a shuffle through the runner and
+  a keyed sort per shard): the figure is for honesty, not a target. Its records are the local run's (multiset).
 
 Times exclude interpreter start-up and the TensorFlow import (both sides import it before the clock starts).
 
@@ -41,6 +46,18 @@ import tensorflow  # the writer needs it; imported before the clock starts, as f
 t = time.perf_counter()
 s = create_pretraining_data([a["input"]], a["output"] + "@2", TokenizerSpec(spm_model_file=a["spm"]),
                             PretrainingDataConfig(**a["config"]), num_workers=a["workers"], log=None)
+print("RESULT " + json.dumps({"instances": s["counts"]["instances"], "seconds": time.perf_counter() - t}))
+"""
+
+_RUN_BEAM = """
+import json, sys, time
+from albert_tf.data.pretraining import PretrainingDataConfig, TokenizerSpec
+from albert_tf.data.pretraining.beam import create_pretraining_data_beam
+a = json.loads(sys.argv[1])
+import tensorflow  # imported before the clock starts, as for the other runs
+t = time.perf_counter()
+s = create_pretraining_data_beam([a["input"]], a["output"] + "@2", TokenizerSpec(spm_model_file=a["spm"]),
+                                 PretrainingDataConfig(**a["config"]), options=a["options"], log=None)
 print("RESULT " + json.dumps({"instances": s["counts"]["instances"], "seconds": time.perf_counter() - t}))
 """
 
@@ -137,6 +154,9 @@ def main() -> None:
     p.add_argument("--full_repeats", type=int, default=1, help="runs per setting on the 1x corpus")
     p.add_argument("--skip_4x", action="store_true")
     p.add_argument("--only_speedup", action="store_true", help="only the official-vs-ours comparison")
+    p.add_argument("--skip_beam", action="store_true", help="no Apache Beam DirectRunner column")
+    p.add_argument("--only_beam", action="store_true",
+                   help="only the 1x corpus: ours (1 and 2 workers) and the Beam DirectRunner column")
     a = p.parse_args()
 
     import glob
@@ -169,6 +189,33 @@ def main() -> None:
                   "subset_small_bytes_dupe10": None,
                   "note": "shared 2-core machine: absolute numbers vary with load; ratios are from the same run"},
     }
+    if not a.only_beam:
+        _speedup_columns(report, a, cfg, corpus, subset, out, tmp)
+    if a.only_speedup:
+        print(json.dumps(report, indent=2))
+        return
+    if not a.only_beam:
+        report["official_subset_x2_dupe1"] = _measure(_RUN_OFFICIAL, {"input": subset2, "output": out,
+                                                                "spm": a.spm_model_file, "config": cfg},
+                                                      [os.path.join(ROOT, "tests")])
+    for workers in (1, 2):
+        r1 = _median([_measure(_RUN_OURS, {"input": corpus, "output": out, "spm": a.spm_model_file,
+                                           "config": ours_cfg, "workers": workers}) for _ in range(a.full_repeats)])
+        report[f"ours_1x_w{workers}"] = r1
+        if not a.skip_4x and not a.only_beam:
+            r4 = _measure(_RUN_OURS, {"input": corpus4, "output": out, "spm": a.spm_model_file, "config": ours_cfg,
+                                      "workers": workers})
+            report[f"ours_4x_w{workers}"] = r4
+            report[f"pss_4x_over_1x_w{workers}"] = round(r4["peak_pss_mb"] / r1["peak_pss_mb"], 3)
+    report["per_worker_instances_per_s_w2"] = round(report["ours_1x_w2"]["instances_per_s"] / 2, 1)
+    if not a.skip_beam:
+        _beam_columns(report, a, corpus, out, ours_cfg)
+    print(json.dumps(report, indent=2))
+
+
+def _speedup_columns(report: dict, a: argparse.Namespace, cfg: dict, corpus: str, subset: str, out: str,
+                     tmp: str) -> None:
+    """Per-worker speed-up, official vs ours on the same text and flags (``*_subset_dupe{1,10}`` keys)."""
     tests_dir = os.path.join(ROOT, "tests")
     # Per-worker speed-up, official vs ours on the same text and flags, runs interleaved so that load on the
     # shared machine hits both sides alike: dupe_factor 1 (tokenization weighs most) and 10 (per-instance work).
@@ -189,22 +236,26 @@ def main() -> None:
         report[f"speedup_per_worker_vs_official_{name}"] = round(
             report[f"ours_subset_{name}_w1"]["instances_per_s"] / report[f"official_subset_{name}"]["instances_per_s"],
             2)
-    if a.only_speedup:
-        print(json.dumps(report, indent=2))
+
+
+def _beam_columns(report: dict, a: argparse.Namespace, corpus: str, out: str, ours_cfg: dict) -> None:
+    """``beam_direct_1x_*``: the 1x corpus through the Beam executor on the DirectRunner, and its ratio to ours."""
+    try:
+        import apache_beam
+    except ImportError:
+        report["beam_direct"] = "not run: apache-beam is not installed (pip install 'albert-tf[beam]')"
         return
-    report["official_subset_x2_dupe1"] = _measure(_RUN_OFFICIAL, {"input": subset2, "output": out,
-                                                            "spm": a.spm_model_file, "config": cfg}, [tests_dir])
-    for workers in (1, 2):
-        r1 = _median([_measure(_RUN_OURS, {"input": corpus, "output": out, "spm": a.spm_model_file,
-                                           "config": ours_cfg, "workers": workers}) for _ in range(a.full_repeats)])
-        report[f"ours_1x_w{workers}"] = r1
-        if not a.skip_4x:
-            r4 = _measure(_RUN_OURS, {"input": corpus4, "output": out, "spm": a.spm_model_file, "config": ours_cfg,
-                                      "workers": workers})
-            report[f"ours_4x_w{workers}"] = r4
-            report[f"pss_4x_over_1x_w{workers}"] = round(r4["peak_pss_mb"] / r1["peak_pss_mb"], 3)
-    report["per_worker_instances_per_s_w2"] = round(report["ours_1x_w2"]["instances_per_s"] / 2, 1)
-    print(json.dumps(report, indent=2))
+    report["setup"]["apache_beam"] = apache_beam.__version__
+    modes = (("in_memory_w1", ["--direct_running_mode=in_memory", "--direct_num_workers=1"], 1),
+             ("multi_processing_w2", ["--direct_running_mode=multi_processing", "--direct_num_workers=2"], 2))
+    for name, options, workers in modes:
+        r = _median([_measure(_RUN_BEAM, {"input": corpus, "output": out + "_beam", "spm": a.spm_model_file,
+                                          "config": ours_cfg, "options": options})
+                     for _ in range(a.full_repeats)])
+        report[f"beam_direct_1x_{name}"] = r
+        ours = report.get(f"ours_1x_w{workers}")
+        if ours:
+            report[f"beam_over_ours_1x_w{workers}"] = round(r["instances_per_s"] / ours["instances_per_s"], 3)
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import sys
 
 from absl import flags
@@ -29,6 +30,13 @@ How this differs from the official create_pretraining_data.py:
     flags whatever --num_workers is. Changing --chunk_size_mb changes the output.
   * --sentence_order picks the negatives explicitly (official|pure|nsp|none); label 1 = swapped or random.
   * --vocab_file is not needed with --spm_model_file; --input_encoding decodes the input (errors name the byte).
+
+Apache Beam (pip install 'albert-tf[beam]'): --runner=DirectRunner|DataflowRunner|FlinkRunner|SparkRunner runs the
+same per-chunk code as a Beam pipeline. Beam's own options go in --beam_pipeline_options="--project=P ..." or after
+a lone "--" at the end of the command line. Same input and flags -> the same multiset of records and the same
+counts as the local run; the order differs: records are spread over the shards and ordered within each by a
+hash of (--random_seed, chunk, position), whatever the number of Beam workers (--shuffle_buffer_size and
+--num_workers are not used; Beam's options set the workers).
 """
 
 _DEFINED = False
@@ -80,12 +88,33 @@ def define_flags() -> None:
     flags.DEFINE_integer("shuffle_buffer_size", d["shuffle_buffer_size"],
                          "Records held to mix chunks before writing (memory: this many serialized examples).")
     flags.DEFINE_string("metadata_file", None, "JSON sidecar path (default: <output>.json).")
+    flags.DEFINE_string("runner", None,
+                        "Run on Apache Beam with this runner (DirectRunner, DataflowRunner, FlinkRunner, SparkRunner, "
+                        "or any runner Beam knows); unset: the local multi-process pipeline (--num_workers). Needs "
+                        "pip install 'albert-tf[beam]'.")
+    flags.DEFINE_string("beam_pipeline_options", "",
+                        "Beam's own pipeline options as one string, e.g. \"--project=P --region=R "
+                        "--temp_location=gs://B/tmp --setup_file=./setup.py\" (also accepted after a lone --).")
+
+
+def _run_beam(input_file: str, output_file: str, spec: TokenizerSpec, config: PretrainingDataConfig,
+              runner: str, beam_args: list[str], metadata_file: str | None) -> None:
+    """The Beam executor, imported only when asked for (apache-beam is an optional extra)."""
+    try:
+        from albert_tf.data.pretraining.beam import create_pretraining_data_beam
+    except ImportError as e:
+        raise InputError(f"--runner={runner}: {e}") from None
+    create_pretraining_data_beam(input_file, output_file, spec, config, options=beam_args, runner=runner,
+                                 metadata_file=metadata_file)
 
 
 def run(argv=None) -> int:
-    """Entry point after absl parsed the flags; returns the process exit code."""
-    del argv
+    """Entry point after absl parsed the flags; returns the process exit code.
+
+    ``argv[1:]`` (what follows a lone ``--``) are Beam pipeline options; they need ``--runner``.
+    """
     f = flags.FLAGS
+    beam_args = [*shlex.split(f.beam_pipeline_options or ""), *list(argv or [])[1:]]
     try:
         if not f.input_file:
             raise InputError("--input_file is required")
@@ -107,8 +136,16 @@ def run(argv=None) -> int:
         )
         spec = TokenizerSpec(vocab_file=f.vocab_file, spm_model_file=f.spm_model_file,
                              do_lower_case=f.do_lower_case, keep_accents=f.keep_accents)
-        create_pretraining_data(f.input_file, f.output_file, spec, config, num_workers=f.num_workers,
-                                metadata_file=f.metadata_file)
+        if f.runner:
+            if f.num_workers != 1:
+                raise InputError("--num_workers is the local pipeline's; with --runner, Beam's options set the "
+                                 "workers (e.g. --direct_num_workers=N, Dataflow's --max_num_workers=N)")
+            _run_beam(f.input_file, f.output_file, spec, config, f.runner, beam_args, f.metadata_file)
+        else:
+            if beam_args:
+                raise InputError(f"Beam pipeline options ({' '.join(beam_args)}) need --runner=...")
+            create_pretraining_data(f.input_file, f.output_file, spec, config, num_workers=f.num_workers,
+                                    metadata_file=f.metadata_file)
     except (InputError, ValueError, OSError, KeyError) as e:
         msg = e.args[0] if isinstance(e, KeyError) and e.args else e
         print(f"error: {msg}", file=sys.stderr)
@@ -119,7 +156,7 @@ def run(argv=None) -> int:
 def main(argv=None) -> None:
     """Console-script entry point."""
     define_flags()
-    app.run(run, HELP, argv=argv)
+    app.run(run, HELP, argv=argv, max_args=1 << 16)  # arguments after "--": Beam pipeline options
 
 
 if __name__ == "__main__":

@@ -3,9 +3,10 @@
 Modules, one job each: ``reading`` (input files, decode check, chunks), ``vocabulary`` (batched ids, start-piece
 table), ``instances`` (sentence pairs and sentence-order policies), ``masking`` (n-gram masking), ``records``
 (``tf.train.Example`` bytes, sharded TFRecord writing, read-back), ``pipeline`` (multi-process streaming driver,
-sidecar, summary), ``stats`` (statistics computed from written records), ``schema`` (the record features),
-``dataset`` (reading records for training: checks and ``tf.data``), ``online_masking`` (masks drawn again in the
-``tf.data`` graph each time a record is read, ``run_pretraining --masked_lm_budget``).
+sidecar, summary), ``beam`` (the same per-chunk work and sidecar as an Apache Beam pipeline; optional extra
+``albert-tf[beam]``, not imported here), ``stats`` (statistics computed from written records), ``schema`` (the
+record features), ``dataset`` (reading records for training: checks and ``tf.data``), ``online_masking`` (masks
+drawn again in the ``tf.data`` graph each time a record is read, ``run_pretraining --masked_lm_budget``).
 """
 
 from albert_tf.data.pretraining.pipeline import (

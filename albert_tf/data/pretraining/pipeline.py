@@ -45,11 +45,20 @@ from albert_tf.data.pretraining.schema import SIDECAR_FORMAT
 from albert_tf.data.pretraining.vocabulary import LineEncoder, TokenizerSpec
 
 __all__ = [
+    "ChunkContext",
     "PretrainingDataConfig",
+    "PreparedRun",
     "chunk_seeds",
     "create_pretraining_data",
+    "file_entry",
     "format_summary",
+    "hash_int",
+    "input_counts",
+    "make_sidecar",
+    "new_counters",
+    "prepare_run",
     "process_chunk",
+    "publish",
     "resolve_output_files",
 ]
 
@@ -114,7 +123,8 @@ class PretrainingDataConfig:
         return self.max_predictions_per_seq * (1 + int(self.do_permutation))
 
 
-def _hash_int(*parts) -> int:
+def hash_int(*parts) -> int:
+    """A 128-bit integer from sha256 of the parts: seeds (and Beam's sort keys) that no process or run changes."""
     digest = hashlib.sha256("/".join(str(p) for p in parts).encode()).digest()
     return int.from_bytes(digest[:16], "little")
 
@@ -124,8 +134,8 @@ def chunk_seeds(random_seed: int, chunk_index: int) -> tuple[int, int]:
 
     Chunk 0 uses ``random_seed`` itself for ``random.Random``, as the official script does for the whole corpus.
     """
-    py_seed = random_seed if chunk_index == 0 else _hash_int("albert-tf", "chunk", random_seed, chunk_index)
-    np_seed = _hash_int("albert-tf", "ngram", random_seed, chunk_index) % (1 << 32)
+    py_seed = random_seed if chunk_index == 0 else hash_int("albert-tf", "chunk", random_seed, chunk_index)
+    np_seed = hash_int("albert-tf", "ngram", random_seed, chunk_index) % (1 << 32)
     return py_seed, np_seed
 
 
@@ -200,7 +210,8 @@ def documents_from_lines(encoder: LineEncoder, lines: list[str], counters: dict)
     return documents
 
 
-def _new_counters() -> dict:
+def new_counters() -> dict:
+    """Zeroed per-chunk counters (the sidecar's counts after the input scan's); sums of them are the totals."""
     return collections.Counter(
         {k: 0 for k in ("lines", "blank_lines", "lines_without_tokens", "documents", "empty_documents", "tokens",
                         "instances", "instance_tokens", "masked_positions", "label_0", "label_1",
@@ -211,7 +222,7 @@ def _new_counters() -> dict:
 def process_chunk(chunk: Chunk, ctx: ChunkContext) -> tuple[int, list[bytes], dict]:
     """One chunk -> (chunk index, serialized examples in their shuffled order, counters)."""
     config = ctx.config
-    counters = _new_counters()
+    counters = new_counters()
     counters["chunks"] = 1
     counters["split_documents"] = chunk.split_documents
     documents = documents_from_lines(ctx.encoder, chunk.lines, counters)
@@ -298,6 +309,69 @@ def _chunk_results(chunks, ctx: ChunkContext, ctx_args, num_workers: int):
             yield pending.popleft().get()
 
 
+class PreparedRun:
+    """What both executors settle before any work starts: resolved files, a checked tokenizer, the sidecar path.
+
+    Built by :func:`prepare_run` in the process that launches the work (the local main process, or the machine
+    that submits a Beam pipeline): tokenizer files exist and load (a bad model or a vocab without
+    [CLS]/[SEP]/[MASK] fails here), outputs are not inputs, output folders exist.
+    """
+
+    def __init__(self, input_files: list[str], output_files: list[str], metadata_file: str, ctx: ChunkContext,
+                 identity: dict, worker_spec: TokenizerSpec):
+        self.input_files = input_files
+        self.output_files = output_files
+        self.metadata_file = metadata_file
+        self.ctx = ctx
+        self.identity = identity
+        self.worker_spec = worker_spec  # the tokenizer recipe carrying the model's bytes: workers open no file
+        self.partial_files = [partial_name(p) for p in output_files]
+
+
+def prepare_run(
+    input_files: Sequence[str] | str,
+    output_files: Sequence[str] | str,
+    tokenizer_spec: TokenizerSpec,
+    config: PretrainingDataConfig,
+    metadata_file: str | None = None,
+) -> PreparedRun:
+    """Resolve and check files and tokenizer (see :class:`PreparedRun`); shared by the local and Beam executors."""
+    if isinstance(input_files, str):
+        input_files = resolve_input_files(input_files)
+    if isinstance(output_files, str):
+        output_files = resolve_output_files(output_files)
+    input_files, output_files = list(input_files), list(output_files)
+    _check_tokenizer_files(tokenizer_spec)
+    ctx = ChunkContext(config, tokenizer_spec)
+    identity = ctx.encoder.tokenizer.identity()
+    metadata_file = metadata_file or default_metadata_file(output_files)
+    _check_outputs_are_not_inputs(input_files, [*output_files, metadata_file])
+    for path in [*output_files, metadata_file]:
+        _fs.makedirs_for(path)
+    worker_spec = tokenizer_spec.with_model_bytes(ctx.encoder.tokenizer.model_bytes)
+    return PreparedRun(input_files, output_files, metadata_file, ctx, identity, worker_spec)
+
+
+def make_sidecar(run: PreparedRun, tokenizer_spec: TokenizerSpec, config: PretrainingDataConfig, counts: dict,
+                 files: list[dict]) -> dict:
+    """The JSON sidecar's content (one layout for both executors): flags, tokenizer identity, files, counts."""
+    return {
+        "format": SIDECAR_FORMAT,
+        "flags": config.as_dict(),
+        "tokenizer": {"identity": run.identity, "vocab_file": tokenizer_spec.vocab_file,
+                      "spm_model_file": tokenizer_spec.spm_model_file},
+        "input_files": run.input_files,
+        "output_files": [os.path.basename(p) for p in run.output_files],
+        "files": files,
+        "counts": counts,
+    }
+
+
+def input_counts(scan: dict, totals: dict) -> dict:
+    """The sidecar's counts before the per-output-file list: the input scan's file counts, then the chunk totals."""
+    return {**{k: scan[k] for k in ("files", "empty_files", "blank_only_files", "input_bytes")}, **dict(totals)}
+
+
 def create_pretraining_data(
     input_files: Sequence[str] | str,
     output_files: Sequence[str] | str,
@@ -313,32 +387,27 @@ def create_pretraining_data(
         input_files = resolve_input_files(input_files)
     if isinstance(output_files, str):
         output_files = resolve_output_files(output_files)
-    input_files, output_files = list(input_files), list(output_files)
     if num_workers < 1:
         raise InputError(f"--num_workers must be >= 1, got {num_workers}")
     _check_tokenizer_files(tokenizer_spec)
-    scan = scan_inputs(input_files, config.input_encoding)
+    scan = scan_inputs(list(input_files), config.input_encoding)
     # Fail fast on a bad model / vocab (also a vocab without [CLS]/[SEP]/[MASK]) before any worker starts.
-    ctx = ChunkContext(config, tokenizer_spec)
-    identity = ctx.encoder.tokenizer.identity()
+    run = prepare_run(input_files, output_files, tokenizer_spec, config, metadata_file)
+    input_files, output_files, metadata_file = run.input_files, run.output_files, run.metadata_file
+    ctx = run.ctx
     if log:
         log(f"create_pretraining_data: {len(input_files)} input file(s), {scan['input_bytes']:,} bytes, "
             f"{scan['text_lines']:,} text lines -> {len(output_files)} output file(s), {num_workers} worker(s)")
-    metadata_file = metadata_file or default_metadata_file(output_files)
-    _check_outputs_are_not_inputs(input_files, [*output_files, metadata_file])
-    for path in [*output_files, metadata_file]:
-        _fs.makedirs_for(path)
-    partial_files = [partial_name(p) for p in output_files]
+    partial_files = run.partial_files
 
     chunks = iter_chunks(input_files, config.input_encoding, int(config.chunk_size_mb * (1 << 20)),
                          config.file_is_document_boundary)
-    totals = _new_counters()
+    totals = new_counters()
     with TFRecordShardWriter(partial_files) as writer:
-        buffer = ShuffleBuffer(config.shuffle_buffer_size, _hash_int("albert-tf", "shuffle", config.random_seed),
+        buffer = ShuffleBuffer(config.shuffle_buffer_size, hash_int("albert-tf", "shuffle", config.random_seed),
                                writer.write)
         # Workers get the model's bytes, never its path: they open no file (see TokenizerSpec).
-        worker_spec = tokenizer_spec.with_model_bytes(ctx.encoder.tokenizer.model_bytes)
-        for _, records, counters in _chunk_results(chunks, ctx, (config, worker_spec), num_workers):
+        for _, records, counters in _chunk_results(chunks, ctx, (config, run.worker_spec), num_workers):
             totals.update(counters)
             for record in records:
                 buffer.push(record)
@@ -346,20 +415,12 @@ def create_pretraining_data(
         per_shard = list(writer.counts)
     elapsed = time.perf_counter() - t0
 
-    counts = {**{k: scan[k] for k in ("files", "empty_files", "blank_only_files", "input_bytes")}, **dict(totals)}
+    counts = input_counts(scan, totals)
     counts["instances_per_output_file"] = per_shard
-    sidecar = {
-        "format": SIDECAR_FORMAT,
-        "flags": config.as_dict(),
-        "tokenizer": {"identity": identity, "vocab_file": tokenizer_spec.vocab_file,
-                      "spm_model_file": tokenizer_spec.spm_model_file},
-        "input_files": input_files,
-        "output_files": [os.path.basename(p) for p in output_files],
-        "files": [_file_entry(tmp, os.path.basename(final), n)
-                  for tmp, final, n in zip(partial_files, output_files, per_shard)],
-        "counts": counts,
-    }
-    _publish(partial_files, output_files, metadata_file, sidecar)
+    files = [file_entry(tmp, os.path.basename(final), n) for tmp, final, n in zip(partial_files, output_files,
+                                                                                  per_shard)]
+    sidecar = make_sidecar(run, tokenizer_spec, config, counts, files)
+    publish(partial_files, output_files, metadata_file, sidecar)
     summary = {"counts": counts, "output_files": output_files, "metadata_file": metadata_file,
                "seconds": elapsed, "instances_per_second": counts["instances"] / elapsed if elapsed > 0 else 0.0}
     if log:
@@ -381,7 +442,8 @@ def _check_outputs_are_not_inputs(input_files: Sequence[str], outputs: Sequence[
             raise InputError(f"{path} is both an input and an output: writing it would destroy the input")
 
 
-def _file_entry(path: str, name: str, records: int) -> dict:
+def file_entry(path: str, name: str, records: int) -> dict:
+    """The sidecar's entry for one written shard: final name, record count, size and sha256 of its bytes."""
     digest = hashlib.sha256()
     with _fs.gfile().GFile(path, "rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
@@ -389,7 +451,7 @@ def _file_entry(path: str, name: str, records: int) -> dict:
     return {"name": name, "records": records, "bytes": _fs.size(path), "sha256": digest.hexdigest()}
 
 
-def _publish(partial_files: Sequence[str], output_files: Sequence[str], metadata_file: str, sidecar: dict) -> None:
+def publish(partial_files: Sequence[str], output_files: Sequence[str], metadata_file: str, sidecar: dict) -> None:
     """Move the complete shards under their final names, then write the sidecar (the completion mark) last.
 
     The old sidecar goes first, so a set whose renaming was interrupted has no sidecar claiming it complete;

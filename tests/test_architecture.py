@@ -33,6 +33,7 @@ LAYERS = {
     "tasks": 4,
     "cli": 5,
     "demo": 5,
+    "reproduce": 5,
 }
 ENTRY = 5
 

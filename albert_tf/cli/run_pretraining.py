@@ -54,6 +54,13 @@ def define_flags(fv: flags.FlagValues = FLAGS) -> None:
         "With --masked_lm_budget > 0: the share of tokens to mask. Default: the value the records' "
         "create_pretraining_data sidecar records, else 0.15.", flag_values=fv,
     )
+    flags.DEFINE_float(
+        "sentence_loss_weight", 1.0,
+        "Weight of the sentence-level loss (SOP or NSP, by the records) in the total loss. 1: the official "
+        "MLM + SOP. 0: MLM only, the sentence head gets no gradient (the paper's Table 5 row 'None'; pair it with "
+        "records of create_pretraining_data --sentence_order=none, whose label is a constant 0).",
+        flag_values=fv,
+    )
     flags.DEFINE_enum("sharing", "all", ["all", "attention", "ffn", "none"], "Cross-layer sharing (paper Table 4).",
                       flag_values=fv)
     shared.define_all_training_flags(fv, do_train=True, **TRAINER_DEFAULTS)

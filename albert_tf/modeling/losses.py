@@ -2,7 +2,8 @@
 
 * MLM: ``sum(w * nll) / (sum(w) + 1e-5)`` over the masked positions, ``w`` = masked_lm_weights.
 * SOP: mean softmax cross-entropy; label 0 = segments in order.
-* total = MLM + SOP, unweighted.
+* total = MLM + SOP, unweighted (the official). ``sentence_loss_weight`` scales the sentence term; 0 leaves it out
+  of the total altogether (the paper's Table 5 "None" row: MLM only, the sentence head gets no gradient).
 """
 
 from __future__ import annotations
@@ -25,15 +26,25 @@ def masked_lm_nll(outputs, features):
     return nll, weights
 
 
-def pretraining_losses(outputs, features) -> dict[str, tf.Tensor]:
-    """``{"mlm_loss", "sop_loss", "total_loss"}`` for one (per-replica) batch."""
+def pretraining_losses(outputs, features, sentence_loss_weight: float = 1.0) -> dict[str, tf.Tensor]:
+    """``{"mlm_loss", "sop_loss", "total_loss"}`` for one (per-replica) batch.
+
+    ``total_loss = mlm_loss + sentence_loss_weight * sop_loss``; with weight 0 the total is ``mlm_loss`` itself (the
+    sentence loss is still reported, but nothing of it reaches the gradient).
+    """
     nll, weights = masked_lm_nll(outputs, features)
     mlm_loss = tf.reduce_sum(weights * nll) / (tf.reduce_sum(weights) + MLM_EPSILON)
     sop_nll = tf.nn.sparse_softmax_cross_entropy_with_logits(
         labels=_sop_labels(features), logits=tf.cast(outputs["sop_logits"], tf.float32)
     )
     sop_loss = tf.reduce_mean(sop_nll)
-    return {"mlm_loss": mlm_loss, "sop_loss": sop_loss, "total_loss": mlm_loss + sop_loss}
+    if sentence_loss_weight == 0:
+        total = mlm_loss
+    elif sentence_loss_weight == 1:
+        total = mlm_loss + sop_loss
+    else:
+        total = mlm_loss + float(sentence_loss_weight) * sop_loss
+    return {"mlm_loss": mlm_loss, "sop_loss": sop_loss, "total_loss": total}
 
 
 def per_example_pretraining_metrics(outputs, features) -> dict[str, tf.Tensor]:

@@ -62,6 +62,7 @@ class PretrainingOptions:
     sharing: str = "all"
     masked_lm_budget: int = 0  # 0: the records' masks; N > 0: online masking, at most N masked tokens per sequence
     masked_lm_prob: float | None = None  # online masking only; None: the records' sidecar value, else 0.15
+    sentence_loss_weight: float = 1.0  # 1: the official MLM + SOP; 0: MLM only (Table 5's "no sentence loss")
 
 
 def make_config(**options: Any) -> ExperimentConfig:
@@ -98,6 +99,7 @@ class PretrainingTask(Task):
         shuffle_buffer_size: int = 100,
         sharing: str = "all",
         online_masking: OnlineMaskingConfig | None = None,
+        sentence_loss_weight: float = 1.0,
     ) -> None:
         self.config = config
         self.train_files = train_files
@@ -108,6 +110,9 @@ class PretrainingTask(Task):
         self.shuffle_buffer_size = shuffle_buffer_size
         self.sharing = sharing
         self.online_masking = online_masking
+        if not (math.isfinite(sentence_loss_weight) and sentence_loss_weight >= 0):
+            raise TaskError(f"--sentence_loss_weight={sentence_loss_weight} is out of range: it must be >= 0")
+        self.sentence_loss_weight = float(sentence_loss_weight)
 
     @classmethod
     def from_options(cls, options: PretrainingOptions, run: Any, seed: int | None = 12345) -> PretrainingTask:
@@ -173,6 +178,7 @@ class PretrainingTask(Task):
             shuffle_buffer_size=options.shuffle_buffer_size,
             sharing=options.sharing,
             online_masking=masking,
+            sentence_loss_weight=options.sentence_loss_weight,
         )
 
     @property
@@ -203,7 +209,7 @@ class PretrainingTask(Task):
         return model({k: features[k] for k in MODEL_INPUTS}, training=training)
 
     def loss(self, model, features, training: bool):
-        losses = pretraining_losses(self._outputs(model, features, training), features)
+        losses = pretraining_losses(self._outputs(model, features, training), features, self.sentence_loss_weight)
         logs = {"loss": losses["total_loss"], "mlm_loss": losses["mlm_loss"], "sop_loss": losses["sop_loss"]}
         return losses["total_loss"], logs
 
@@ -221,7 +227,7 @@ class PretrainingTask(Task):
             "sentence_order_accuracy": sums["sentence_order_correct"] / count,
             "sentence_order_loss": sums["sentence_order_nll_sum"] / count,
         }
-        out["loss"] = out["masked_lm_loss"] + out["sentence_order_loss"]
+        out["loss"] = out["masked_lm_loss"] + self.sentence_loss_weight * out["sentence_order_loss"]
         return out
 
 
@@ -263,6 +269,8 @@ def pretrain_with_curve(
     optimizer: str = "lamb",
     seed: int = 12345,
     time_budget_s: float | None = None,
+    sharing: str = "all",
+    sentence_loss_weight: float = 1.0,
     log=print,
     progress_log=print,
 ) -> dict:
@@ -270,6 +278,7 @@ def pretrain_with_curve(
     and the learning benchmark): the held-out files are evaluated at step 0 and at every checkpoint.
 
     ``time_budget_s`` stops training at the first checkpoint after the budget (the curve says where).
+    ``sharing`` and ``sentence_loss_weight`` are the ``run_pretraining`` flags of those names.
     """
     import time
 
@@ -281,7 +290,10 @@ def pretrain_with_curve(
     seq, pred = record_shapes(train_files[0])
     for files in (train_files, eval_files):
         validate_pretraining_files(files, seq, pred, config.vocab_size)
-    task = PretrainingTask(config, train_files, eval_files, seq, pred, seed=seed)
+    task = PretrainingTask(
+        config, train_files, eval_files, seq, pred, seed=seed, sharing=sharing,
+        sentence_loss_weight=sentence_loss_weight,
+    )
     trainer_options = TrainerOptions(
         strategy="one_device",
         optimizer=optimizer,

@@ -1,0 +1,117 @@
+"""``python -m albert_tf.reproduce``: run the reproduction's experiments and render REPRODUCTION.md.
+
+Tables (the paper's numbers beside ours, each finding checked from the numbers):
+
+* Table 1: parameter counts of the released configurations, measured by building them.
+* Table 5: no sentence loss vs NSP vs SOP at one model size and step count: held-out MLM, SOP and NSP accuracy
+  (with the majority-class baselines of the held-out records) and a GLUE fine-tuning (SST-2 dev accuracy).
+* Table 4: all-shared / shared-attention / shared-FFN / not-shared at E = 128: parameters and held-out MLM.
+* Table 3: E = 64 / 128 / 256 for the all-shared model: parameters and held-out MLM.
+
+Resumable: every finished run leaves a complete ``metrics.json`` in ``<workdir>/runs/<run>/`` and is not repeated
+when the command runs again; an unfinished run starts again from scratch. ``--render_only`` reads the saved
+results JSON (``<output dir>/reproduction/results.json``, else ``<workdir>/results.json``) and runs nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import sys
+import time
+
+DEFAULT_SHARED = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "..",
+                              "shared", "data")
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    from albert_tf.reproduce.budgets import BUDGETS
+
+    parser = argparse.ArgumentParser(prog="python -m albert_tf.reproduce", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    lines = [f"{name}: {b.estimate}" for name, b in BUDGETS.items()]
+    parser.add_argument("--budget", default="small", choices=list(BUDGETS), help="; ".join(lines))
+    parser.add_argument("--workdir", default="reproduce_output", help="data, runs and results.json")
+    parser.add_argument("--output", default="REPRODUCTION.md", help="the report (plots go to its folder's "
+                        "reproduction/ sub-folder)")
+    parser.add_argument("--shared_data", default=os.environ.get("ALBERT_TF_SHARED_DATA", DEFAULT_SHARED),
+                        help="the folder with text/, spm/30k-clean.model and glue/ (default: ../shared/data beside "
+                        "the checkout, or $ALBERT_TF_SHARED_DATA)")
+    parser.add_argument("--render_only", action="store_true", help="regenerate the report from the saved JSON")
+    return parser.parse_args(argv)
+
+
+def machine() -> dict:
+    """What ran the experiments, in words, and when."""
+    import tensorflow as tf
+
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            names = [line.split(":", 1)[1].strip() for line in f if line.startswith("model name")]
+        cpu = names[0] if names else cpu
+    except OSError:
+        pass
+    gpus = [d.name for d in tf.config.list_physical_devices("GPU")]
+    device = f"{len(gpus)} GPU(s)" if gpus else "CPU only"
+    return {
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"),
+        "description": f"{cpu}, {os.cpu_count()} cores, {device}, TensorFlow {tf.__version__}, Python "
+                       f"{platform.python_version()}",
+    }
+
+
+def _public(data: dict) -> dict:
+    """``data.json`` without paths of this machine (the results JSON may be checked in)."""
+    return {k: v for k, v in data.items() if k not in ("records", "spm_model_file", "glue_dir")}
+
+
+def run(args: argparse.Namespace) -> dict:
+    from albert_tf.reproduce.budgets import get_budget
+    from albert_tf.reproduce.data import prepare_data
+    from albert_tf.reproduce.experiments import run_all
+
+    budget = get_budget(args.budget)
+    if not os.path.isdir(os.path.join(args.shared_data, "text")):
+        raise SystemExit(f"error: no text/ under --shared_data={args.shared_data}")
+    os.makedirs(args.workdir, exist_ok=True)
+    log = lambda line: print(line, file=sys.stderr, flush=True)
+    data = prepare_data(budget, args.shared_data, args.workdir, log=log)
+    runs = run_all(budget, data, args.workdir, log=log)
+    seconds = data.get("seconds", 0) + sum(m.get("seconds", 0) for part in ("pretraining", "finetuning")
+                                           for m in runs[part].values())
+    results = {"budget": budget.fields(), "data": _public(data), "machine": machine(),
+               "seconds": seconds, **runs}
+    with open(os.path.join(args.workdir, "results.json"), "w", encoding="utf-8") as f:
+        json.dump(results, f, indent=1, sort_keys=True)
+    return results
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    from albert_tf.reproduce.report import ASSETS_DIR, render
+
+    start = time.time()
+    if args.render_only:
+        candidates = [os.path.join(os.path.dirname(os.path.abspath(args.output)), ASSETS_DIR, "results.json"),
+                      os.path.join(args.workdir, "results.json")]
+        found = [p for p in candidates if os.path.exists(p)]
+        if not found:
+            print(f"error: no saved results ({' or '.join(candidates)}); run without --render_only first",
+                  file=sys.stderr)
+            return 1
+        with open(found[0], encoding="utf-8") as f:
+            results = json.load(f)
+    else:
+        results = run(args)
+    render(results, args.output)
+    print(f"wrote {args.output} in {time.time() - start:.1f} s", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,291 @@
+"""The runs of the reproduction, each resumable: a run whose ``metrics.json`` says complete is not repeated.
+
+Pretraining runs (one model size per budget; what varies is named by the run):
+
+* Table 5, ``budget.table5_steps`` each: ``sop`` (all-shared, E 128, the paper's SOP records), ``nsp`` (NSP
+  records) and ``none`` (one-segment records, ``sentence_loss_weight=0``).
+* Tables 3 and 4, ``budget.ablation_steps`` each, SOP records: ``all`` (all-shared, E 128: Table 4's all-shared
+  row and Table 3's E = 128 row), ``share_attention``, ``share_ffn``, ``share_none`` (Table 4, ``--sharing``) and
+  ``e64``, ``e256`` (Table 3, E of the all-shared model).
+
+Each is an in-process ``run_pretraining`` (:func:`albert_tf.tasks.pretraining.pretrain_with_curve`) whose
+held-out curve is measured on the held-out SOP records (MLM and SOP accuracy on every record, at step 0 and every
+``steps / evals_per_run`` steps). Table 5's models are also scored on the held-out NSP records
+(``run_pretraining --do_eval --eval_input_file=heldout_nsp --init_checkpoint=<run>``) and fine-tuned on the
+budget's GLUE task (``run_classifier --init_checkpoint=<run>``; dev accuracy after the last step). A run that
+stopped half-way (no complete ``metrics.json``), or whose budget has changed since (any field), is started again
+from scratch, so every result comes from one uninterrupted schedule of the current budget.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import shutil
+import time
+from collections.abc import Callable
+from typing import Any
+
+from albert_tf.reproduce.budgets import Budget
+
+__all__ = ["PretrainRun", "TABLE3_RUNS", "TABLE4_RUNS", "TABLE5_RUNS", "pretraining_runs", "run_all"]
+
+VOCAB_SIZE = 30000  # the official 30k-clean SentencePiece model
+
+
+@dataclasses.dataclass(frozen=True)
+class PretrainRun:
+    """One pretraining run: its comparison (step count), records, sharing mode, E (None: the budget's) and
+    sentence-loss weight."""
+
+    name: str
+    comparison: str  # "table5" | "ablation" (Tables 3 and 4): which step count of the budget
+    records: str  # "sop" | "nsp" | "none": which training records (see data.TRAIN_POLICIES)
+    sharing: str = "all"
+    embedding_size: int | None = None
+    sentence_loss_weight: float = 1.0
+
+
+# Which run fills which row of each table.
+TABLE5_RUNS = {"none": "none", "nsp": "nsp", "sop": "sop"}
+TABLE4_RUNS = {"all": "all", "attention": "share_attention", "ffn": "share_ffn", "none": "share_none"}
+
+
+def TABLE3_RUNS(budget: Budget) -> dict[int, str]:  # noqa: N802 (a table, like its neighbours)
+    """E -> run name of Table 3 (the budget's own E is the ``all`` run of Table 4)."""
+    return {e: "all" if e == budget.embedding_size else f"e{e}" for e in budget.embedding_sizes}
+
+
+def pretraining_runs(budget: Budget) -> list[PretrainRun]:
+    """Every distinct pretraining run of ``budget``, Table 5's first."""
+    runs = [
+        PretrainRun("sop", "table5", "sop"),
+        PretrainRun("nsp", "table5", "nsp"),
+        PretrainRun("none", "table5", "none", sentence_loss_weight=0.0),
+        PretrainRun("all", "ablation", "sop"),
+        PretrainRun("share_attention", "ablation", "sop", sharing="attention"),
+        PretrainRun("share_ffn", "ablation", "sop", sharing="ffn"),
+        PretrainRun("share_none", "ablation", "sop", sharing="none"),
+    ]
+    others = [e for e in budget.embedding_sizes if e != budget.embedding_size]
+    runs += [PretrainRun(f"e{e}", "ablation", "sop", embedding_size=e) for e in others]
+    return runs
+
+
+def _read_complete(path: str, budget: Budget | None) -> dict | None:
+    """The saved metrics when they are complete and were made under this very budget (every field), else None."""
+    if not os.path.exists(path):
+        return None
+    with open(path, encoding="utf-8") as f:
+        metrics = json.load(f)
+    if not metrics.get("complete"):
+        return None
+    if budget is not None and metrics.get("budget_fields") != budget.fields():
+        return None
+    return metrics
+
+
+def _write(path: str, metrics: dict) -> None:
+    tmp = f"{path}.tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(metrics, f, indent=1)
+    os.replace(tmp, path)
+
+
+def _fresh(directory: str) -> None:
+    if os.path.isdir(directory):
+        shutil.rmtree(directory)
+    os.makedirs(directory)
+
+
+def model_config(budget: Budget, embedding_size: int | None = None):
+    """The budget's AlbertConfig (vocab 30000, dropout 0), E overridden where given."""
+    from albert_tf.tasks.pretraining import small_albert_config
+
+    return small_albert_config(
+        VOCAB_SIZE,
+        embedding_size=embedding_size or budget.embedding_size,
+        hidden_size=budget.hidden_size,
+        layers=budget.num_layers,
+        heads=budget.num_heads,
+    )
+
+
+def parameter_counts(config, sharing: str) -> dict[str, int]:
+    """Encoder parameters measured from the built model, and the hand formula beside them."""
+    from albert_tf.modeling import AlbertEncoder
+    from albert_tf.modeling.counting import encoder_parameter_formula
+
+    return {
+        "encoder_params": int(AlbertEncoder(config, sharing=sharing).count_params()),
+        "formula_params": int(encoder_parameter_formula(config, sharing)),
+    }
+
+
+def evaluate_on(run_dir: str, model_dir: str, records: str, name: str, budget: Budget, sharing: str) -> dict:
+    """``run_pretraining --do_eval`` of the run's last checkpoint on other held-out records."""
+    from albert_tf.tasks import pretraining
+
+    out = os.path.join(run_dir, f"eval_{name}")
+    _fresh(out)
+    cfg = pretraining.make_config(
+        albert_config_file=os.path.join(model_dir, "albert_config.json"),
+        eval_input_file=records,
+        init_checkpoint=model_dir,
+        output_dir=out,
+        do_train=False,
+        do_eval=True,
+        max_seq_length=budget.max_seq_length,
+        max_predictions_per_seq=budget.max_predictions_per_seq,
+        eval_batch_size=budget.eval_batch_size,
+        max_eval_steps=0,
+        sharing=sharing,
+        seed=budget.seed,
+    )
+    summary = pretraining.run(cfg)
+    last = summary["eval"][-1]
+    return {k: float(last[k]) for k in ("masked_lm_accuracy", "sentence_order_accuracy", "sentence_order_loss")}
+
+
+def run_pretraining(run: PretrainRun, budget: Budget, data: dict, workdir: str, log: Callable[[str], None]) -> dict:
+    """Pretrain (or reuse) ``run``; returns its metrics."""
+    from albert_tf.tasks.pretraining import pretrain_with_curve
+
+    run_dir = os.path.join(workdir, "runs", run.name)
+    path = os.path.join(run_dir, "metrics.json")
+    done = _read_complete(path, budget)
+    if done is not None:
+        log(f"{run.name}: complete, skipped")
+        return done
+    _fresh(run_dir)
+    steps = budget.steps(run.comparison)
+    eval_every = max(1, steps // budget.evals_per_run)
+    log(f"{run.name}: pretraining {steps} steps (records {run.records}, sharing {run.sharing}, "
+        f"E {run.embedding_size or budget.embedding_size}, sentence loss weight {run.sentence_loss_weight})")
+    config = model_config(budget, run.embedding_size)
+    model_dir = os.path.join(run_dir, "model")
+    start = time.time()
+    result = pretrain_with_curve(
+        config,
+        data["records"][f"train_{run.records}"],
+        data["records"]["heldout_sop"],
+        model_dir,
+        num_train_steps=steps,
+        train_batch_size=budget.train_batch_size,
+        learning_rate=budget.learning_rate,
+        num_warmup_steps=max(1, steps // 10),
+        eval_every=eval_every,
+        eval_batch_size=budget.eval_batch_size,
+        max_eval_steps=0,
+        steps_per_loop=min(100, eval_every),
+        seed=budget.seed,
+        sharing=run.sharing,
+        sentence_loss_weight=run.sentence_loss_weight,
+        log=lambda line: log(f"{run.name}:{line}"),
+        progress_log=None,
+    )
+    final = result["curve"][-1]
+    metrics: dict[str, Any] = {
+        "run": dataclasses.asdict(run),
+        "budget": budget.name,
+        "embedding_size": config.embedding_size,
+        "steps": result["steps_done"],
+        "train_seconds": result["seconds"],
+        "pretrainer_params": result["params"],
+        **parameter_counts(config, run.sharing),
+        "curve": result["curve"],
+        "heldout_mlm_accuracy": final["masked_lm_accuracy"],
+        "heldout_sop_accuracy": final["sentence_order_accuracy"],
+    }
+    if run.name in TABLE5_RUNS.values():
+        nsp = evaluate_on(run_dir, model_dir, data["records"]["heldout_nsp"], "nsp", budget, run.sharing)
+        metrics["heldout_nsp_accuracy"] = nsp["sentence_order_accuracy"]
+    metrics["seconds"] = round(time.time() - start, 1)
+    metrics["budget_fields"] = budget.fields()
+    metrics["complete"] = True
+    _write(path, metrics)
+    return metrics
+
+
+def run_finetuning(run_name: str, budget: Budget, data: dict, workdir: str, sharing: str,
+                   log: Callable[[str], None]) -> dict:
+    """Fine-tune (or reuse) the pretrained ``run_name`` on the budget's GLUE task; dev accuracy at the end."""
+    from albert_tf.tasks import glue
+
+    run_dir = os.path.join(workdir, "runs", run_name, budget.glue_task.lower())
+    path = os.path.join(run_dir, "metrics.json")
+    done = _read_complete(path, budget)
+    if done is not None:
+        log(f"{run_name}/{budget.glue_task}: complete, skipped")
+        return done
+    _fresh(run_dir)
+    model_dir = os.path.join(workdir, "runs", run_name, "model")
+    log(f"{run_name}/{budget.glue_task}: fine-tuning {budget.finetune_steps} steps")
+    start = time.time()
+    steps = budget.finetune_steps
+    cfg = glue.make_config(
+        data_dir=data["glue_dir"],
+        task_name=budget.glue_task,
+        output_dir=os.path.join(run_dir, "out"),
+        albert_config_file=os.path.join(model_dir, "albert_config.json"),
+        spm_model_file=data["spm_model_file"],
+        init_checkpoint=model_dir,
+        max_seq_length=budget.finetune_seq_length,
+        sharing=sharing,
+        do_train=True,
+        do_eval=True,
+        train_batch_size=budget.finetune_batch_size,
+        eval_batch_size=64,
+        learning_rate=budget.finetune_learning_rate,
+        train_step=steps,
+        warmup_step=max(1, steps // 10),
+        save_checkpoints_steps=steps,
+        steps_per_loop=min(100, steps),
+        keep_checkpoint_max=1,
+        seed=budget.seed,
+    )
+    summary = glue.run(cfg)
+    key = summary["key_metric"]
+    last = summary["eval"][-1]
+    metrics = {
+        "run": run_name,
+        "task": budget.glue_task,
+        "metric": key,
+        "dev_accuracy": float(last[key]),
+        "steps": int(last["global_step"]),
+        "seconds": round(time.time() - start, 1),
+        "budget_fields": budget.fields(),
+        "complete": True,
+    }
+    _write(path, metrics)
+    return metrics
+
+
+def run_table1(workdir: str, log: Callable[[str], None]) -> dict:
+    """The paper's Table 1 measured from the code (:mod:`albert_tf.demo.table1`), once per workdir."""
+    from albert_tf.demo import table1
+
+    run_dir = os.path.join(workdir, "runs", "table1")
+    path = os.path.join(run_dir, "metrics.json")
+    done = _read_complete(path, None)  # the same for every budget
+    if done is not None:
+        log("table1: complete, skipped")
+        return done
+    _fresh(run_dir)
+    rows = table1.run(None)
+    metrics = {"rows": rows, "paper_albert": table1.PAPER_ALBERT, "paper_bert": table1.PAPER_BERT, "complete": True}
+    _write(path, metrics)
+    return metrics
+
+
+def run_all(budget: Budget, data: dict, workdir: str, log: Callable[[str], None] = print) -> dict:
+    """Every run of ``budget`` (reusing the complete ones); returns ``{"table1", "pretraining", "finetuning"}``."""
+    results: dict[str, Any] = {"table1": run_table1(workdir, log), "pretraining": {}, "finetuning": {}}
+    runs = pretraining_runs(budget)
+    sharing = {r.name: r.sharing for r in runs}
+    for run in runs:
+        results["pretraining"][run.name] = run_pretraining(run, budget, data, workdir, log)
+        if run.name in TABLE5_RUNS.values():
+            results["finetuning"][run.name] = run_finetuning(run.name, budget, data, workdir, sharing[run.name], log)
+    return results

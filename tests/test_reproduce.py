@@ -1,0 +1,260 @@
+"""The small-scale reproduction (``python -m albert_tf.reproduce``): documents, held-out split, the no-sentence-loss
+switch, parameter counts against the hand formula, and the whole command at the tiny budget (slow)."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+
+import numpy as np
+import pytest
+from conftest import shared_data_dir
+
+from albert_tf.data.documents import cut_documents, is_heldout, prepare_split
+from albert_tf.modeling.counting import encoder_parameter_formula
+from albert_tf.reproduce import paper
+from albert_tf.reproduce.budgets import BUDGETS
+from albert_tf.reproduce.experiments import (
+    TABLE3_RUNS,
+    TABLE4_RUNS,
+    TABLE5_RUNS,
+    model_config,
+    parameter_counts,
+    pretraining_runs,
+)
+from albert_tf.reproduce.report import PLOTS
+
+
+def _paragraph(tag: str, n: int) -> str:
+    """One hard-wrapped paragraph of ``n`` unique sentences."""
+    return "\n".join(f"Sentence {tag} number {i} is here." for i in range(n))
+
+
+# ----------------------------------------------------------------------------------------------- documents
+def test_paragraph_documents_close_at_paragraph_ends():
+    text = "\n\n".join(_paragraph(t, n) for t, n in (("a", 2), ("b", 2), ("c", 5), ("d", 1)))
+    docs = cut_documents(text, "paragraphs", document_sentences=4)
+    # a+b reach 4 sentences -> one document; c (5) -> one; the remainder d (1 < 4 // 2) joins the last one.
+    assert [len(d) for d in docs] == [4, 6]
+    assert docs[0][0].startswith("Sentence a number 0") and docs[1][-1].startswith("Sentence d number 0")
+    assert cut_documents(text, "file") == [[s for d in docs for s in d]]
+
+
+def test_file_without_blank_lines_is_one_document():
+    speech = "\n".join(f"Line {i} of the address. It goes on." for i in range(30))
+    assert len(cut_documents(speech, "paragraphs", document_sentences=5)) == 1
+
+
+def test_bad_document_options_are_refused():
+    with pytest.raises(ValueError, match="document_unit"):
+        cut_documents("x", "chapters")
+    with pytest.raises(ValueError, match="document_sentences"):
+        cut_documents("x", "paragraphs", 0)
+
+
+def _write_books(folder, names=("one.txt", "two.txt", "three.txt")) -> list[str]:
+    paths = []
+    for name in names:
+        path = folder / name
+        path.write_text("\n\n".join(_paragraph(f"{name}-{p}", 3) for p in range(40)), encoding="utf-8")
+        paths.append(str(path))
+    return paths
+
+
+def _documents(path) -> list[tuple[str, ...]]:
+    text = open(path, encoding="utf-8").read().strip()
+    return [tuple(block.split("\n")) for block in text.split("\n\n")]
+
+
+def test_heldout_documents_never_reach_the_training_text(tmp_path):
+    files = _write_books(tmp_path)
+    counts = prepare_split(files, str(tmp_path / "train.txt"), str(tmp_path / "held.txt"), document_sentences=6,
+                           heldout_fraction=0.2)
+    train, held = _documents(tmp_path / "train.txt"), _documents(tmp_path / "held.txt")
+    assert len(held) == counts["heldout_documents"] > 0 and len(train) == counts["documents"] > 0
+    train_sentences = {s for d in train for s in d}
+    assert not train_sentences & {s for d in held for s in d}
+    assert len(train) + len(held) == 3 * 20  # 40 paragraphs of 3 sentences -> 20 documents of 6 per file
+    # Deterministic and independent of the file order: the same split again, files reversed.
+    prepare_split(files[::-1], str(tmp_path / "train2.txt"), str(tmp_path / "held2.txt"), document_sentences=6,
+                  heldout_fraction=0.2)
+    assert sorted(_documents(tmp_path / "held2.txt")) == sorted(held)
+    assert is_heldout("/any/where/one.txt", 3, 0.2) == is_heldout("one.txt", 3, 0.2)
+
+
+# ----------------------------------------------------------------------------------------------- no sentence loss
+def _tiny_batch(vocab: int = 1000, batch: int = 4, seq: int = 16, pred: int = 3) -> dict:
+    rng = np.random.default_rng(0)
+    return {
+        "input_ids": rng.integers(5, vocab, (batch, seq)).astype("int32"),
+        "input_mask": np.ones((batch, seq), "int32"),
+        "segment_ids": np.concatenate([np.zeros((batch, seq // 2)), np.ones((batch, seq // 2))], 1).astype("int32"),
+        "masked_lm_positions": np.tile(np.arange(1, pred + 1), (batch, 1)).astype("int32"),
+        "masked_lm_ids": rng.integers(5, vocab, (batch, pred)).astype("int32"),
+        "masked_lm_weights": np.ones((batch, pred), "float32"),
+        "next_sentence_labels": np.array([[0], [1], [1], [0]], "int32"),
+    }
+
+
+@pytest.mark.parametrize("weight", [0.0, 1.0])
+def test_sentence_loss_weight_zero_trains_mlm_only(weight):
+    import tensorflow as tf
+
+    from albert_tf.config import AlbertConfig
+    from albert_tf.tasks.pretraining import PretrainingTask
+
+    config = AlbertConfig.from_preset("albert_tiny")
+    task = PretrainingTask(config, None, None, 16, 3, sentence_loss_weight=weight)
+    model = task.build_model()
+    features = _tiny_batch()
+    with tf.GradientTape() as tape:
+        total, logs = task.loss(model, features, training=True)
+    head = [v for v in model.trainable_variables if "seq_relationship" in v.path or "sentence_order" in v.path]
+    assert head, [v.path for v in model.trainable_variables]
+    grads = tape.gradient(total, head)
+    if weight == 0:
+        np.testing.assert_equal(float(total), float(logs["mlm_loss"]))
+        assert all(g is None or not np.any(g) for g in grads)
+        assert float(logs["sop_loss"]) > 0  # still measured, only not trained
+    else:
+        np.testing.assert_allclose(float(total), float(logs["mlm_loss"] + logs["sop_loss"]), rtol=1e-6)
+        assert any(g is not None and np.any(g) for g in grads)
+
+
+def test_sentence_loss_weight_flag_reaches_the_task():
+    from albert_tf.tasks import pretraining
+    from albert_tf.tasks.base import TaskError
+
+    cfg = pretraining.make_config(albert_config_file="albert_tiny", sentence_loss_weight=0.0, output_dir="x")
+    assert cfg.task.sentence_loss_weight == 0.0
+    assert pretraining.make_config(albert_config_file="albert_tiny").task.sentence_loss_weight == 1.0
+    with pytest.raises(TaskError, match="sentence_loss_weight"):
+        pretraining.PretrainingTask(None, None, None, 16, 3, sentence_loss_weight=-1.0)
+
+
+# ----------------------------------------------------------------------------------------------- budgets, counts
+@pytest.mark.parametrize("budget", ["tiny", "small"])
+def test_parameter_counts_of_every_run_equal_the_hand_formula(budget):
+    b = BUDGETS[budget]
+    for run in pretraining_runs(b):
+        counts = parameter_counts(model_config(b, run.embedding_size), run.sharing)
+        assert counts["encoder_params"] == counts["formula_params"], run
+
+
+@pytest.mark.parametrize("budget", sorted(BUDGETS))
+def test_each_comparison_has_one_step_count_and_model_size(budget):
+    b = BUDGETS[budget]
+    runs = {r.name: r for r in pretraining_runs(b)}
+    assert {runs[n].comparison for n in TABLE5_RUNS.values()} == {"table5"}
+    ablation = list(TABLE4_RUNS.values()) + list(TABLE3_RUNS(b).values())
+    assert {runs[n].comparison for n in ablation} == {"ablation"}
+    assert {runs[n].embedding_size for n in TABLE4_RUNS.values()} == {None}  # the budget's E for every mode
+    assert sorted(TABLE3_RUNS(b)) == [64, 128, 256] and b.embedding_size == 128
+
+
+def test_paper_parameter_counts_agree_with_the_formula_for_albert_base():
+    from albert_tf.config import AlbertConfig
+
+    base = AlbertConfig.from_preset("albert_base_v2")
+    for sharing, rows in paper.TABLE3.items():
+        for e, row in rows.items():
+            n = encoder_parameter_formula(base.replace(embedding_size=e), sharing)
+            assert abs(n / 1e6 - float(row["params"][:-1])) <= 1.1, (sharing, e, n)
+    for e, rows in paper.TABLE4.items():
+        for sharing, row in rows.items():
+            n = encoder_parameter_formula(base.replace(embedding_size=e), sharing)
+            assert abs(n / 1e6 - float(row["params"][:-1])) <= 1.1, (sharing, e, n)
+
+
+def test_render_only_without_saved_results_fails_cleanly(tmp_path, capsys):
+    from albert_tf.reproduce.__main__ import main
+
+    assert main(["--render_only", f"--workdir={tmp_path}/w", f"--output={tmp_path}/R.md"]) == 1
+    assert "no saved results" in capsys.readouterr().err
+
+
+# ----------------------------------------------------------------------------------------------- the whole command
+@pytest.mark.slow
+def test_tiny_budget_end_to_end_resumes_and_renders(tmp_path, capsys):
+    shared = shared_data_dir()
+    if shared is None or not (shared / "text").is_dir() or not (shared / "glue" / "SST-2").is_dir():
+        pytest.skip("needs ../shared/data (text, spm, glue/SST-2)")
+    from albert_tf.reproduce.__main__ import main
+
+    work, out = tmp_path / "work", tmp_path / "report" / "REPRODUCTION.md"
+    args = ["--budget=tiny", f"--workdir={work}", f"--output={out}", f"--shared_data={shared}"]
+    assert main(args) == 0
+    text = out.read_text(encoding="utf-8")
+    for heading in ("## Table 1", "## Table 5", "## Table 4", "## Table 3"):
+        assert heading in text
+    assets = out.parent / "reproduction"
+    for plot in PLOTS:
+        assert (assets / plot).stat().st_size > 1000, plot
+        assert f"reproduction/{plot}" in text
+    results = json.loads((assets / "results.json").read_text(encoding="utf-8"))
+    assert str(tmp_path) not in json.dumps(results)  # no paths of this machine in the checked-in JSON
+    runs = results["pretraining"]
+    assert set(runs) == {r.name for r in pretraining_runs(BUDGETS["tiny"])}
+    for m in runs.values():
+        assert m["complete"] and m["encoder_params"] == m["formula_params"]
+    for name in TABLE5_RUNS.values():
+        assert 0 <= runs[name]["heldout_nsp_accuracy"] <= 1
+        assert 0 <= results["finetuning"][name]["dev_accuracy"] <= 1
+    for key in ("heldout_sop", "heldout_nsp"):
+        assert 0.5 <= results["data"]["baselines"][key]["majority_accuracy"] <= 1
+    # No held-out sentence in the training text.
+    train = set((work / "data" / "train.txt").read_text(encoding="utf-8").split("\n")) - {""}
+    held = set((work / "data" / "heldout.txt").read_text(encoding="utf-8").split("\n")) - {""}
+    assert held and not (train & held)
+
+    # A second invocation repeats no run.
+    stamps = {p: os.path.getmtime(p) for p in work.glob("runs/*/metrics.json")}
+    capsys.readouterr()
+    assert main(args) == 0
+    err = capsys.readouterr().err
+    assert err.count("complete, skipped") == len(runs) + len(TABLE5_RUNS) + 1  # + fine-tunings + Table 1
+    assert stamps == {p: os.path.getmtime(p) for p in work.glob("runs/*/metrics.json")}
+
+    # --render_only regenerates the page and the plots from the saved JSON alone, in seconds.
+    for plot in PLOTS:
+        (assets / plot).unlink()
+    out.unlink()
+    start = time.time()
+    assert main(["--render_only", f"--output={out}", f"--workdir={tmp_path / 'nowhere'}"]) == 0
+    assert time.time() - start < 30
+    assert out.read_text(encoding="utf-8") == text
+    assert all((assets / plot).exists() for plot in PLOTS)
+
+
+def test_prepare_text_command_cuts_paragraph_documents_and_holds_some_out(tmp_path):
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    files = _write_books(tmp_path)
+    cmd = [sys.executable, "-m", "albert_tf.cli.prepare_text", f"--input_file={tmp_path}/*.txt",
+           f"--output_file={tmp_path}/train.txt", "--document_unit=paragraphs", "--document_sentences=6",
+           f"--heldout_file={tmp_path}/held.txt", "--heldout_fraction=0.2"]
+    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    counts = json.loads(done.stdout.strip().splitlines()[-1])
+    assert counts["documents"] + counts["heldout_documents"] == 3 * 20 and counts["heldout_documents"] > 0
+    train, held = _documents(tmp_path / "train.txt"), _documents(tmp_path / "held.txt")
+    assert not {s for d in train for s in d} & {s for d in held for s in d}
+    assert len(files) == 3
+
+
+def test_a_saved_run_is_reused_only_under_the_same_budget(tmp_path):
+    import dataclasses
+
+    from albert_tf.reproduce.experiments import _read_complete, _write
+
+    tiny = BUDGETS["tiny"]
+    path = str(tmp_path / "metrics.json")
+    _write(path, {"complete": True, "budget_fields": tiny.fields(), "x": 1})
+    assert _read_complete(path, tiny)["x"] == 1
+    assert _read_complete(path, dataclasses.replace(tiny, table5_steps=tiny.table5_steps + 1)) is None
+    _write(path, {"complete": False, "budget_fields": tiny.fields()})
+    assert _read_complete(path, tiny) is None

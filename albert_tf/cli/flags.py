@@ -17,6 +17,7 @@ from typing import Any
 
 from absl import flags
 
+from albert_tf.data.batching import DEFAULT_BUCKET_LENGTHS
 from albert_tf.training.strategy import STRATEGIES
 
 FLAGS = flags.FLAGS
@@ -203,8 +204,8 @@ def define_fine_tuning_flags(
     **training_defaults: Any,
 ) -> None:
     """What every fine-tuning runner shares (GLUE, SQuAD, RACE): model config, tokenizer, lengths, feature cache,
-    ``--predict_checkpoint``, ``--sharing``, the TF-Hub module flag, and the training flags (official aliases
-    ``--train_step`` / ``--warmup_step``) with the runner's defaults."""
+    ``--predict_checkpoint``, ``--sharing``, ``--bucket_lengths``, the TF-Hub module flag, and the training flags
+    (official aliases ``--train_step`` / ``--warmup_step``) with the runner's defaults."""
     if "albert_config_file" in fv:
         return
     flags.DEFINE_string("albert_config_file", None,
@@ -220,6 +221,12 @@ def define_fine_tuning_flags(
                         "mode).", flag_values=fv)
     flags.DEFINE_enum("sharing", "all", ["all", "attention", "ffn", "none"], "Cross-layer sharing (paper Table 4).",
                       flag_values=fv)
+    flags.DEFINE_string(
+        "bucket_lengths", DEFAULT_BUCKET_LENGTHS,
+        "Length bucketing: each batch is cut to its longest real sequence rounded up to the next of these lengths "
+        "(capped at --max_seq_length), so XLA/TPUs see few shapes; results equal fixed padding up to float "
+        "rounding (SQuAD v1 training, whose official loss sees padding, and training on TPUs keep the full length). "
+        "'none': pad every batch to --max_seq_length.", flag_values=fv)
     define_hub_module_flag(fv)
     define_all_training_flags(fv, **training_defaults)
     flags.DEFINE_alias("train_step", "num_train_steps", flag_values=fv)

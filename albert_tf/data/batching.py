@@ -5,6 +5,16 @@ training, evaluation and prediction alike, with the task's ``FixedLenFeature`` s
 as int32 (the official ``_decode_record``: TPUs take no int64), float features unchanged; ``shapes`` reshapes
 named features (RACE's flat ``[4 * L]`` ids -> ``[4, L]``). Shared so that the three tasks batch, shuffle and
 repeat the same way with one implementation. TensorFlow is imported on first use.
+
+Length bucketing (``--bucket_lengths``): records are written padded to ``max_seq_length``, but most GLUE pairs
+are far shorter, and self-attention costs grow with the padded length. After batching, :func:`trim_batch` cuts the
+sequence axis of every per-token feature to the batch's longest real sequence (the last 1 of ``input_mask``)
+rounded up to the smallest bucket boundary that holds it (32, 64, 128, 256, 384, 512 by default, capped at
+``max_seq_length``), so ``jit_compile`` and TPUs see a handful of shapes, not one per batch. Batches keep their
+examples and their order (no regrouping by length): a trimmed batch is the fixed-padding batch minus columns that
+are padding in every row, and the attention mask (keys only, additive -10000: ``exp`` underflows to exactly 0)
+already makes those columns inert, so every real position's output equals the fixed-padding one up to float
+summation order (tests/test_bucketing.py).
 """
 
 from __future__ import annotations
@@ -12,10 +22,70 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["SHUFFLE_BUFFER", "record_dataset"]
+__all__ = [
+    "DEFAULT_BUCKET_LENGTHS",
+    "SEQUENCE_FEATURES",
+    "SHUFFLE_BUFFER",
+    "bucket_boundaries",
+    "record_dataset",
+    "trim_batch",
+]
 
 # The official task input_fns shuffle with a buffer of 100; 1000 mixes better and still fits any host.
 SHUFFLE_BUFFER = 1000
+#: ``--bucket_lengths`` default: multiples that keep XLA/TPU shapes few and tile well (``none`` turns bucketing off).
+DEFAULT_BUCKET_LENGTHS = "32,64,128,256,384,512"
+_OFF = ("", "none", "off", "0", "false")
+#: Per-token features (last axis = sequence) that :func:`trim_batch` cuts; everything else is per-example.
+SEQUENCE_FEATURES = ("input_ids", "input_mask", "segment_ids", "p_mask")
+
+
+def bucket_boundaries(bucket_lengths: str | Sequence[int] | None, max_seq_length: int) -> tuple[int, ...] | None:
+    """The sorted bucket lengths of ``--bucket_lengths`` for ``max_seq_length``: those below it, then
+    ``max_seq_length`` itself (so every batch fits the last bucket). None when bucketing is off (``none``, ``off``,
+    ``''``, ``0``). Raises ``ValueError`` naming the bad entry."""
+    if bucket_lengths is None:
+        return None
+    if isinstance(bucket_lengths, str):
+        text = bucket_lengths.strip()
+        if text.lower() in _OFF:
+            return None
+        try:
+            values = [int(part) for part in text.split(",") if part.strip()]
+        except ValueError:
+            raise ValueError(
+                f"--bucket_lengths={bucket_lengths!r}: expected comma-separated positive integers or 'none'"
+            ) from None
+    else:
+        values = [int(v) for v in bucket_lengths]
+    if not values:
+        return None
+    bad = [v for v in values if v < 1]
+    if bad:
+        raise ValueError(f"--bucket_lengths={bucket_lengths!r}: {bad[0]} is not a positive length")
+    return tuple(sorted({v for v in values if v < max_seq_length} | {max_seq_length}))
+
+
+def trim_batch(batch: Mapping[str, Any], boundaries: Sequence[int], mask_feature: str = "input_mask",
+               sequence_features: Sequence[str] = SEQUENCE_FEATURES) -> dict[str, Any]:
+    """``batch`` with the last axis of every feature in ``sequence_features`` cut to the bucket length of its
+    longest real sequence.
+
+    The real length of a row is one past its last non-zero ``mask_feature`` entry (over every axis but the first:
+    RACE's ``[B, 4, S]`` counts its four choices); the cut length is the smallest of ``boundaries`` (sorted, the last
+    one the full length) that holds the batch's longest. Rows stay in order, per-example features are untouched.
+    """
+    import tensorflow as tf
+
+    mask = batch[mask_feature]
+    length = tf.shape(mask)[-1]
+    positions = tf.range(1, length + 1, dtype=tf.int32)
+    ends = tf.where(tf.not_equal(mask, 0), positions, tf.zeros_like(positions))  # broadcasts over leading axes
+    longest = tf.reduce_max(ends)
+    bounds = tf.constant(list(boundaries), tf.int32)
+    index = tf.minimum(tf.searchsorted(bounds, tf.reshape(longest, [1]), side="left")[0], len(boundaries) - 1)
+    cut = tf.minimum(bounds[index], length)
+    return {name: value[..., :cut] if name in sequence_features else value for name, value in batch.items()}
 
 
 def record_dataset(
@@ -26,12 +96,15 @@ def record_dataset(
     seed: int | None = None,
     drop_remainder: bool = False,
     shapes: Mapping[str, Sequence[int]] | None = None,
+    bucket_lengths: Sequence[int] | None = None,
 ):
     """``tf.data`` of feature dicts parsed from ``record_file`` with ``spec`` (int64 -> int32, reshaped by
     ``shapes``), batched by ``batch_size``.
 
     Training: shuffle (buffer :data:`SHUFFLE_BUFFER`, ``seed``, reshuffled each epoch), repeat, drop the remainder.
-    Otherwise file order, once, keeping the last partial batch unless ``drop_remainder``.
+    Otherwise file order, once, keeping the last partial batch unless ``drop_remainder``. With ``bucket_lengths``
+    (from :func:`bucket_boundaries`) each batch is cut by :func:`trim_batch` (its sequence axis becomes ``None``
+    in the element spec); without, every batch keeps the full padded length.
     """
     import tensorflow as tf
 
@@ -49,4 +122,8 @@ def record_dataset(
     if is_training:
         ds = ds.shuffle(SHUFFLE_BUFFER, seed=seed, reshuffle_each_iteration=True).repeat()
     ds = ds.map(parse, num_parallel_calls=tf.data.AUTOTUNE)
-    return ds.batch(batch_size, drop_remainder=drop_remainder or is_training).prefetch(tf.data.AUTOTUNE)
+    ds = ds.batch(batch_size, drop_remainder=drop_remainder or is_training)
+    if bucket_lengths:
+        boundaries = tuple(bucket_lengths)
+        ds = ds.map(lambda batch: trim_batch(batch, boundaries), num_parallel_calls=tf.data.AUTOTUNE)
+    return ds.prefetch(tf.data.AUTOTUNE)

@@ -31,6 +31,7 @@ import numpy as np
 from absl import logging
 
 from albert_tf.config import AlbertConfig, ConfigError
+from albert_tf.data.batching import DEFAULT_BUCKET_LENGTHS, bucket_boundaries
 from albert_tf.tokenization import FullTokenizer
 from albert_tf.training.run_config import RunError
 
@@ -54,6 +55,14 @@ class FineTuningOptions:
     max_seq_length: int = 512
     sharing: str = "all"
     cached_dir: str | None = None
+    #: Length buckets of the input batches (``data.batching``); ``none`` pads every batch to ``max_seq_length``.
+    bucket_lengths: str = DEFAULT_BUCKET_LENGTHS
+
+    def __post_init__(self) -> None:
+        try:  # a bad --bucket_lengths is an option error, found before any work
+            bucket_boundaries(self.bucket_lengths, max(self.max_seq_length, 1))
+        except ValueError as e:
+            raise TaskError(str(e)) from None
 
 
 class Task(abc.ABC):
@@ -160,6 +169,26 @@ def export_metadata(task: str, max_seq_length: int, tokenizer: FullTokenizer, ch
     and the checkpoint the weights came from."""
     return {"task": task, "max_seq_length": max_seq_length, **extra, "tokenizer": tokenizer.identity(),
             "checkpoint": checkpoint, "global_step": step}
+
+
+def input_buckets(options: FineTuningOptions, split: str, exact_in_training: bool = True) -> tuple[int, ...] | None:
+    """The bucket lengths ``build_inputs`` passes to the task's ``load_dataset`` for ``split`` (None: fixed padding).
+
+    Bucketing is on wherever it is exact: evaluation and prediction always (their outputs must not depend on the
+    padding), training unless the task's loss sees padding positions (``exact_in_training=False``: the official
+    SQuAD v1 loss softmaxes over every position, padding included) or the host has TPUs (the inner training loop is
+    one TPU program over ``steps_per_loop`` batches, and a TPU program has one static shape; evaluation runs one
+    program per batch shape, so it buckets there too).
+    """
+    if split == TRAIN and (not exact_in_training or _has_tpu()):
+        return None
+    return bucket_boundaries(options.bucket_lengths, options.max_seq_length)
+
+
+def _has_tpu() -> bool:
+    import tensorflow as tf
+
+    return bool(tf.config.list_logical_devices("TPU"))
 
 
 def load_tokenizer(options: FineTuningOptions) -> FullTokenizer:

@@ -40,6 +40,7 @@ from albert_tf.tasks.base import (
     Task,
     TaskError,
     export_metadata,
+    input_buckets,
     load_albert_config,
     load_tokenizer,
     warn_random_initialisation,
@@ -196,6 +197,7 @@ class GlueTask(Task):
             global_batch_size,
             is_training=split == TRAIN,
             seed=self.seed,
+            bucket_lengths=input_buckets(self.options, split),
         )
 
     def _logits(self, model, features, training: bool):

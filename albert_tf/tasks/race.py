@@ -38,6 +38,7 @@ from albert_tf.tasks.base import (
     FineTuningTask,
     TaskError,
     export_metadata,
+    input_buckets,
     load_albert_config,
     load_tokenizer,
 )
@@ -171,7 +172,7 @@ class RaceTask(FineTuningTask):
             return None
         return race_data.load_dataset(
             cached.record_file, self.options.max_seq_length, global_batch_size, is_training=split == TRAIN,
-            seed=self.seed,
+            seed=self.seed, bucket_lengths=input_buckets(self.options, split),
         )
 
     def _logits(self, model, features, training: bool):

@@ -18,6 +18,10 @@ wires them to the hooks of ``tasks/base.py``:
   loop); ``--do_predict`` writes ``predictions.json``, ``nbest_predictions.json`` and (v2) ``null_odds.json`` with
   the best (or ``--predict_checkpoint``) weights, and scores them when the file has gold answers. Predict-only works
   (the official v1 crashes there) and never needs ``--train_file``.
+* Length bucketing (``--bucket_lengths``, ``albert_tf.data.batching``) trims every evaluation/prediction batch and
+  v2 training batch (its loss masks padding through ``p_mask``); v1 trains at full length (the official v1 loss
+  softmaxes over padding positions too). v1 evaluation outputs go back to ``max_seq_length`` columns with padding
+  positions at -1e30, so the n-best depends on real tokens only and the answers equal fixed padding's.
 * Without ``--num_train_steps`` the step count is the official ``int(len(train examples) / train_batch_size *
   num_train_epochs)`` and, without ``--num_warmup_steps``, the warmup ``int(steps * warmup_proportion)``.
 
@@ -51,6 +55,7 @@ from albert_tf.tasks.base import (
     FineTuningTask,
     TaskError,
     export_metadata,
+    input_buckets,
     load_albert_config,
 )
 from albert_tf.tokenization import FullTokenizer
@@ -254,6 +259,8 @@ class SquadTask(FineTuningTask):
             global_batch_size,
             is_training=split == TRAIN,
             seed=self.seed,
+            # The official v1 loss softmaxes over every position, padding included: v1 trains at full length.
+            bucket_lengths=input_buckets(self.options, split, exact_in_training=self.version_2),
         )
 
     def _inputs(self, features: dict, training: bool) -> dict:
@@ -279,8 +286,28 @@ class SquadTask(FineTuningTask):
 
         outputs = model(self._inputs(features, False), training=False)
         out = {k: tf.cast(v, tf.float32) if v.dtype.is_floating else v for k, v in outputs.items()}
+        if not self.version_2:
+            out = {k: self._full_length(v, features["input_mask"]) for k, v in out.items()}
         out["unique_ids"] = features["unique_ids"]
         return out
+
+    def _full_length(self, logits, input_mask):
+        """v1 per-position logits [B, S'] -> [B, max_seq_length], padding positions at ``-MASK_VALUE``.
+
+        A bucketed batch is S' <= max_seq_length positions long; padding back gives every batch the one width the
+        trainer concatenates. Padding positions get the masked value whatever the batch length, so the
+        post-processing's n-best (the official ``_get_best_indexes`` over every position, where a padding position
+        could take one of the ``n_best_size`` slots and is then discarded as outside the window) depends on the
+        real tokens only, and bucketed and fixed-padding runs give the same answers.
+        """
+        import tensorflow as tf
+
+        from albert_tf.modeling.squad import MASK_VALUE
+
+        masked = tf.where(tf.not_equal(input_mask, 0), logits, tf.fill(tf.shape(logits), -MASK_VALUE))
+        width = self.options.max_seq_length - tf.shape(masked)[1]
+        full = tf.pad(masked, [[0, 0], [0, width]], constant_values=-MASK_VALUE)
+        return tf.ensure_shape(full, [None, self.options.max_seq_length])
 
     def _predictions(self, outputs: dict[str, np.ndarray]) -> SquadPredictions:
         """Answers of every question whose windows are all in ``outputs`` (rows keyed by ``unique_ids``)."""

@@ -178,7 +178,11 @@ class Trainer:
         if accum == 1:
             grads, logs = compute(features)
         else:
-            micro = tf.nest.map_structure(lambda t: tf.reshape(t, [accum, t.shape[0] // accum, *t.shape[1:]]), features)
+            def split(t):  # [B, ...] -> [accum, B / accum, ...]; a bucketed sequence axis is known at run time only
+                rest = [d if d is not None else tf.shape(t)[i + 1] for i, d in enumerate(t.shape[1:])]
+                return tf.reshape(t, [accum, t.shape[0] // accum, *rest])
+
+            micro = tf.nest.map_structure(split, features)
             first = tf.nest.map_structure(lambda t: t[0], micro)
             grads, logs = compute(first)
 
@@ -376,7 +380,10 @@ class Trainer:
                 outputs = self.strategy.run(replica_fn, args=(self._distribute(batch),))
                 return {k: self.strategy.gather(v, axis=0) for k, v in outputs.items()}
 
-            fn = self._output_fns[hook] = tf.function(step)
+            # Length-bucketed batches come in a few sequence lengths: one generic trace instead of one per length,
+            # except on TPUs, whose programs need the static shape of each bucket.
+            tpu = isinstance(self.strategy, tf.distribute.TPUStrategy)
+            fn = self._output_fns[hook] = tf.function(step, reduce_retracing=not tpu)
         return fn
 
     def collect_outputs(self, split: str, hook: str, batch_size: int, max_steps: int = 0) -> tuple[dict, int]:

@@ -8,6 +8,8 @@ the records were written with, casts ids to int32 and shuffles/repeats only for 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from albert_tf.data.batching import record_dataset
 from albert_tf.data.glue.features import feature_spec
 
@@ -20,6 +22,7 @@ def load_dataset(
     is_training: bool,
     seed: int | None = None,
     drop_remainder: bool = False,
+    bucket_lengths: Sequence[int] | None = None,
 ):
     """``tf.data`` of feature dicts (``input_ids``/``input_mask``/``segment_ids`` int32, ``label_ids``,
     ``is_real_example``) from a cached record file.
@@ -29,4 +32,7 @@ def load_dataset(
     partial batch unless ``drop_remainder``.
     """
     spec = feature_spec(max_seq_length, is_regression)
-    return record_dataset(record_file, spec, batch_size, is_training, seed=seed, drop_remainder=drop_remainder)
+    return record_dataset(
+        record_file, spec, batch_size, is_training, seed=seed, drop_remainder=drop_remainder,
+        bucket_lengths=bucket_lengths,
+    )

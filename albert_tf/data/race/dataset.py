@@ -23,6 +23,7 @@ def load_dataset(
     is_training: bool,
     seed: int | None = None,
     drop_remainder: bool = False,
+    bucket_lengths: Sequence[int] | None = None,
 ):
     """``tf.data`` of dicts: ``input_ids``/``input_mask``/``segment_ids`` int32 [B, 4, L], ``label_ids`` and
     ``is_real_example`` int32 [B], from one record file or several read one after the other (e.g. the middle and
@@ -41,4 +42,5 @@ def load_dataset(
         seed=seed,
         drop_remainder=drop_remainder,
         shapes=dict.fromkeys(_CHOICE_INPUTS, shape),
+        bucket_lengths=bucket_lengths,
     )

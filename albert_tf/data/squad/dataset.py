@@ -8,6 +8,8 @@ order, once, so outputs line up with the side file's features (the shared
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from albert_tf.data.batching import record_dataset
 from albert_tf.data.squad.cache import feature_spec
 
@@ -21,6 +23,7 @@ def load_dataset(
     is_training: bool,
     seed: int | None = None,
     drop_remainder: bool = False,
+    bucket_lengths: Sequence[int] | None = None,
 ):
     """``tf.data`` of dicts: ``unique_ids`` [B], ``input_ids``/``input_mask``/``segment_ids``/``p_mask`` [B, S]
     and for training ``start_positions``/``end_positions``/``is_impossible`` [B], all int32.
@@ -29,4 +32,7 @@ def load_dataset(
     Otherwise file order, once, keeping the last partial batch unless ``drop_remainder``.
     """
     spec = feature_spec(max_seq_length, is_training)
-    return record_dataset(record_file, spec, batch_size, is_training, seed=seed, drop_remainder=drop_remainder)
+    return record_dataset(
+        record_file, spec, batch_size, is_training, seed=seed, drop_remainder=drop_remainder,
+        bucket_lengths=bucket_lengths,
+    )

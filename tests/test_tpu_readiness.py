@@ -123,7 +123,9 @@ def test_fine_tuning_steps_compile_with_xla(tmp_path, name):
     print(json.dumps({"plain": a, "xla": b}, default=str))
     assert plain["key_metric"] in a
     for metric, value in a.items():
-        if isinstance(value, float) and "seconds" not in metric:
+        # Spearman ranks the near-tied scores of a 3-step model: float rounding reorders ties; the other metrics
+        # (losses, Pearson, accuracies, F1, EM) must agree.
+        if isinstance(value, float) and "seconds" not in metric and metric != "spearman":
             assert b[metric] == pytest.approx(value, rel=1e-3, abs=1e-3), metric
     losses = [[v for _, v in read_scalars(os.path.join(d, "train"))["loss"]] for d in (plain_dir, xla_dir)]
     np.testing.assert_allclose(losses[1], losses[0], rtol=1e-4)

@@ -228,7 +228,7 @@ def test_tf1_saver_checkpoint_loads_where_spec_says(tmp_path, groups, inner, mod
     arrays = random_official_arrays(c, seed=groups * 10 + inner)
     prefix = write_with_tf1_saver(arrays, str(tmp_path / "model.ckpt-best"), module=module, optimizer_slots=slots)
 
-    model = AlbertPretrainer(c)
+    model = AlbertPretrainer(c, last_layer_subset=False)  # full last layer: sequence_output is compared
     report = load_official_checkpoint(model, prefix)
     assert report.complete, report.summary()
     assert sorted(report.loaded) == sorted(arrays)
@@ -259,7 +259,7 @@ def test_group_assignment_matters(tmp_path):
         if "/group_0/" in name:
             other = name.replace("/group_0/", "/group_1/")
             swapped[name], swapped[other] = arrays[other], arrays[name]
-    model = AlbertPretrainer(c)
+    model = AlbertPretrainer(c, last_layer_subset=False)  # full last layer: sequence_output is compared
     load_official_checkpoint(model, write_with_tf1_saver(swapped, str(tmp_path / "m.ckpt")))
     ids, mask, seg, positions = example_inputs(c)
     ref_seq = reference_forward(arrays, c, ids, mask, seg, positions)[0]

@@ -49,7 +49,9 @@ def example_inputs():
 
 def outputs(model):
     out = model(example_inputs(), training=False)
-    return {k: np.asarray(out[k]) for k in ("sequence_output", "pooled_output", "mlm_logits", "sop_logits")}
+    # sequence_output only where the model computes its full last layer (last_layer_subset=False)
+    return {k: np.asarray(out[k]) for k in ("sequence_output", "pooled_output", "mlm_logits", "sop_logits")
+            if k in out}
 
 
 def group_of(name: str) -> int | None:

@@ -12,6 +12,7 @@ import pytest
 from albert_tf.checkpoints.names import official_variable_map
 from albert_tf.config import AlbertConfig
 from albert_tf.modeling import AlbertEncoder, AlbertPretrainer
+from albert_tf.modeling.counting import encoder_parameter_formula
 from albert_tf.modeling.losses import pretraining_losses, pretraining_metrics
 
 SPEC_COUNTS = {  # spec 1.1: backbone incl. pooler / + MLM and SOP heads
@@ -62,26 +63,12 @@ def test_bert_equivalents(preset, low, high):
     assert low <= n <= high
 
 
-def hand_count(c, sharing):
-    V, E, H, I, P, T = c.vocab_size, c.embedding_size, c.hidden_size, c.intermediate_size, 128, 2
-    L, G, K = c.num_hidden_layers, c.num_hidden_groups, c.inner_group_num
-    emb = V * E + T * E + P * E + 2 * E
-    mapping = E * H + H if E != H else 0
-    att = 4 * (H * H + H) + 2 * H
-    ffn = H * I + I + I * H + H + 2 * H
-    pooler = H * H + H
-    n_att, n_ffn = {"all": (G * K, G * K), "attention": (G * K, L * K), "ffn": (L * K, G * K), "none": (L * K, L * K)}[
-        sharing
-    ]
-    return emb + mapping + n_att * att + n_ffn * ffn + pooler
-
-
 @pytest.mark.parametrize("sharing", ["all", "attention", "ffn", "none"])
 @pytest.mark.parametrize("groups", [1, 2])
 def test_sharing_ablation_parameter_counts(sharing, groups):
     cfg = tiny(num_hidden_layers=4, num_hidden_groups=groups, inner_group_num=2)
     enc = AlbertEncoder(cfg, sharing=sharing)
-    assert enc.count_params() == hand_count(cfg, sharing)
+    assert enc.count_params() == encoder_parameter_formula(cfg, sharing)  # the hand formula
 
 
 def test_all_shared_encoder_holds_one_block():
@@ -185,7 +172,7 @@ def randomize(model, seed=1):
 def test_forward_matches_numpy_restatement_of_spec(groups, inner, emb):
     cfg = tiny(num_hidden_layers=3 if groups == 1 else 4, num_hidden_groups=groups, inner_group_num=inner,
                embedding_size=emb)
-    pre = AlbertPretrainer(cfg)
+    pre = AlbertPretrainer(cfg, last_layer_subset=False)  # full last layer: sequence_output is compared
     feats = random_inputs()
     feats["masked_lm_positions"] = np.array([[1, 2, 0], [3, 0, 0], [2, 4, 5]], "int32")
     pre(feats)

@@ -87,7 +87,8 @@ def test_pretrainer_matches_transformers(groups, inner, embedding):
             hidden_act="gelu",
             max_position_embeddings=32,
             initializer_range=0.02,
-        )
+        ),
+        last_layer_subset=False,  # full last layer: sequence_output is compared
     )
     ids, mask, seg, positions = batch()
     feats = {"input_ids": ids, "input_mask": mask, "segment_ids": seg, "masked_lm_positions": positions}

@@ -43,6 +43,10 @@ def _candidate_models(model: Any, config: Any) -> list[Any]:
     for cls in (AlbertPretrainer, AlbertEncoder):
         if not out or type(out[0]) is not cls:
             out.append(cls(config, sharing=sharing))
+    # Object-checkpoint keys are graph positions, and the pretrainer's graph depends on last_layer_subset
+    # (same variables): a checkpoint written with the other setting (or before the option) needs the other graph.
+    subset = getattr(out[0], "last_layer_subset", True) if isinstance(out[0], AlbertPretrainer) else True
+    out.append(AlbertPretrainer(config, sharing=sharing, last_layer_subset=not subset))
     return out
 
 

@@ -2,9 +2,11 @@
 
 ``app`` (``--help`` that exits 0 and lists the command's flags; one-line errors), ``flags`` (the trainer and run
 flags every runner shares), ``quiet`` (TensorFlow's start-up banners off unless ``--verbose``), then one module
-per command. Importing this package imports TensorFlow through ``quiet``, before any command module does.
+per command. Importing this package makes the first import of TensorFlow, whenever a command needs it, the quiet
+one (``quiet.quiet_tensorflow_on_first_import``); a command that never needs it (``create_pretraining_data`` on
+local paths) never imports it.
 """
 
-from albert_tf.cli.quiet import import_tensorflow_quietly
+from albert_tf.cli.quiet import quiet_tensorflow_on_first_import
 
-import_tensorflow_quietly()
+quiet_tensorflow_on_first_import()

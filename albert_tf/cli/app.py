@@ -64,12 +64,18 @@ def expand_presets(argv: Sequence[str]) -> list[str]:
 
 
 def common_errors() -> tuple[type[BaseException], ...]:
-    """Failures of the environment every command can meet: file system and TensorFlow I/O errors, bad JSON."""
+    """Failures of the environment every command can meet: file system and TensorFlow I/O errors, bad JSON.
+
+    TensorFlow's ``OpError`` is included only once TensorFlow is imported (before that none can be raised), so
+    asking never imports it: a command that does not need TensorFlow does not pay its start-up.
+    """
     import json
 
-    import tensorflow as tf
-
-    return (OSError, tf.errors.OpError, json.JSONDecodeError, UnicodeDecodeError)
+    out: tuple[type[BaseException], ...] = (OSError, json.JSONDecodeError, UnicodeDecodeError)
+    tf = sys.modules.get("tensorflow")
+    if tf is not None:
+        out += (tf.errors.OpError,)
+    return out
 
 
 def one_line(error: BaseException) -> str:
@@ -123,7 +129,6 @@ def run(
         sys.exit(2)
     verbose = VERBOSE in argv
     argv = [a for a in argv if a != VERBOSE]
-    expected = (*errors, *common_errors())
     try:  # absl's own report of a bad flag is two lines on stderr and exit 1
         flags.FLAGS(argv)
     except flags.Error as e:
@@ -135,16 +140,18 @@ def run(
             from absl import logging
 
             logging.get_absl_handler().addFilter(only_albert_info)
-            import tensorflow as tf
+            # TensorFlow's own Python logger ("INFO:tensorflow:Assets written"): the logger tf.get_logger() returns,
+            # set by name so that TensorFlow is not imported for it.
+            import logging as std_logging
 
-            tf.get_logger().setLevel("WARNING")  # TensorFlow's own Python logger ("INFO:tensorflow:Assets written")
+            std_logging.getLogger("tensorflow").setLevel(std_logging.WARNING)
         if len(args) - 1 > max_args:
             print(f"error: unexpected arguments: {' '.join(args[1 + max_args:])}", file=sys.stderr)
             sys.exit(2)
         try:
             code = main(args)
-        except expected as e:
-            if verbose:
+        except Exception as e:
+            if verbose or not isinstance(e, (*errors, *common_errors())):  # the types, asked after the failure
                 raise
             print(f"error: {one_line(e)}", file=sys.stderr)
             sys.exit(2)

@@ -6,14 +6,25 @@ on", "Could not find cuda drivers", the CPU-feature notice) and an ERROR line wh
 ("failed call to cuInit"). ``TF_CPP_MIN_LOG_LEVEL`` does not reach the first ones, so a command imports
 TensorFlow here with descriptor 2 captured, and passes on every captured line except those known banners.
 ``--verbose`` (or ``ALBERT_TF_VERBOSE=1``) leaves everything as TensorFlow prints it.
+
+Commands do not import TensorFlow up front: :func:`quiet_tensorflow_on_first_import` (run when ``albert_tf.cli`` is
+imported) makes the *first* ``import tensorflow``, wherever it happens, the quiet import. So a command that never
+needs TensorFlow (``create_pretraining_data`` on local paths) does not pay its seconds of start-up, and every other
+command still gets its banners filtered.
 """
 
 from __future__ import annotations
 
+import contextlib
+import importlib.abc
+import importlib.machinery
+import importlib.util
 import os
 import re
 import sys
 import tempfile
+from collections.abc import Iterator
+from typing import Any
 
 VERBOSE_ENV = "ALBERT_TF_VERBOSE"
 
@@ -39,25 +50,20 @@ def filter_banners(text: str) -> str:
     return "".join(line for line in text.splitlines(keepends=True) if not BANNERS.search(line))
 
 
-def import_tensorflow_quietly(verbose: bool | None = None) -> None:
-    """Import TensorFlow (and enumerate devices, where the cuInit line comes from) with the banners filtered."""
-    if "tensorflow" in sys.modules:
-        return
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    if is_verbose() if verbose is None else verbose:
-        return
+@contextlib.contextmanager
+def _banners_filtered() -> Iterator[None]:
+    """Capture file descriptor 2 for the block, then write back what it got minus the banner lines."""
     try:
         fd = sys.stderr.fileno()
     except (AttributeError, OSError, ValueError):  # stderr replaced by an object without a descriptor
+        yield
         return
     sys.stderr.flush()
     saved = os.dup(fd)
     with tempfile.TemporaryFile() as capture:
         os.dup2(capture.fileno(), fd)
         try:
-            import tensorflow as tf
-
-            tf.config.list_physical_devices()
+            yield
         finally:
             sys.stderr.flush()
             os.dup2(saved, fd)
@@ -67,3 +73,58 @@ def import_tensorflow_quietly(verbose: bool | None = None) -> None:
             if rest:
                 sys.stderr.write(rest)
                 sys.stderr.flush()
+
+
+def import_tensorflow_quietly(verbose: bool | None = None) -> None:
+    """Import TensorFlow (and enumerate devices, where the cuInit line comes from) with the banners filtered."""
+    if "tensorflow" in sys.modules:
+        return
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    if is_verbose() if verbose is None else verbose:
+        return
+    with _banners_filtered():
+        import tensorflow as tf
+
+        tf.config.list_physical_devices()
+
+
+class _QuietLoader(importlib.abc.Loader):
+    """TensorFlow's own loader, run with the banners filtered (and the devices enumerated inside the capture)."""
+
+    def __init__(self, inner: importlib.abc.Loader):
+        self.inner = inner
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> Any:
+        return self.inner.create_module(spec)
+
+    def exec_module(self, module: Any) -> None:
+        if is_verbose():
+            self.inner.exec_module(module)
+            return
+        with _banners_filtered():
+            self.inner.exec_module(module)
+            module.config.list_physical_devices()
+
+
+class _QuietTensorFlowFinder(importlib.abc.MetaPathFinder):
+    """Finds ``tensorflow`` once, through the other finders, and hands it :class:`_QuietLoader`."""
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> importlib.machinery.ModuleSpec | None:
+        if fullname != "tensorflow":
+            return None
+        if self in sys.meta_path:
+            sys.meta_path.remove(self)  # once: the real finders find it, and nested imports go straight through
+        spec = importlib.util.find_spec("tensorflow")
+        if spec is None or spec.loader is None:
+            return spec
+        spec.loader = _QuietLoader(spec.loader)
+        return spec
+
+
+def quiet_tensorflow_on_first_import() -> None:
+    """Make the first ``import tensorflow`` of this process (if any) :func:`import_tensorflow_quietly`'s import."""
+    if "tensorflow" in sys.modules:
+        return
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    if not any(isinstance(f, _QuietTensorFlowFinder) for f in sys.meta_path):
+        sys.meta_path.insert(0, _QuietTensorFlowFinder())

@@ -1,10 +1,16 @@
-"""User files through ``tf.io.gfile``, and the one atomic text writer of the package.
+"""User files through ``tf.io.gfile`` (local ones through Python), and the one atomic text writer of the package.
 
 So a ``gs://`` (or ``ram://``, or any other TensorFlow filesystem) data dir, cache dir or output dir works the
 same as a local one. TensorFlow is imported on first use, not when the module is imported: ``albert_tf.data.glue``
 (task names for flag help) stays cheap to import. Result files everywhere (GLUE caches and submissions, run
 metadata, evaluation results, predictions, Hugging Face exports) are written with :func:`write_text_atomic` /
 :func:`write_bytes_atomic`.
+
+Local paths (no ``scheme://``) go through ``os`` / ``open`` / ``shutil`` in the simple file helpers below
+(exists, isdir, isfile, size, read_bytes, makedirs, remove, replace, copy, :func:`open_file`, the atomic writers):
+the same results, and a command whose paths are all local (``create_pretraining_data``) never imports TensorFlow,
+whose import costs seconds of start-up. Failures on local paths are ``OSError`` (``FileNotFoundError``, ...);
+on remote ones TensorFlow's ``OpError``. The directory-tree helpers keep ``tf.io.gfile`` for every path.
 
 A path with a ``scheme://`` prefix is *remote* (:func:`is_remote`): it exists only for TensorFlow's filesystems,
 so nothing may touch it through ``os`` / ``open`` / ``glob``. Two helpers keep Python's own behaviour for local
@@ -25,6 +31,7 @@ from __future__ import annotations
 import glob as _glob
 import os
 import posixpath
+import shutil
 from typing import Any
 
 
@@ -40,30 +47,39 @@ def is_remote(path: str | os.PathLike) -> bool:
     return "://" in os.fspath(path)
 
 
+def open_file(path: str, mode: str = "rb") -> Any:
+    """A file object: ``open`` for a local path, ``tf.io.gfile.GFile`` for a remote one."""
+    if is_remote(path):
+        return gfile().GFile(path, mode)
+    return open(path, mode)
+
+
 def exists(path: str) -> bool:
     """``os.path.exists`` for any TensorFlow filesystem."""
-    return gfile().exists(path)
+    return gfile().exists(path) if is_remote(path) else os.path.exists(path)
 
 
 def isdir(path: str) -> bool:
     """``os.path.isdir`` for any TensorFlow filesystem."""
-    return gfile().isdir(path)
+    return gfile().isdir(path) if is_remote(path) else os.path.isdir(path)
 
 
 def isfile(path: str) -> bool:
     """``os.path.isfile`` for any TensorFlow filesystem (exists and is not a directory)."""
+    if not is_remote(path):
+        return os.path.exists(path) and not os.path.isdir(path)
     fs = gfile()
     return fs.exists(path) and not fs.isdir(path)
 
 
 def size(path: str) -> int:
     """``os.path.getsize`` for any TensorFlow filesystem."""
-    return int(gfile().stat(path).length)
+    return int(gfile().stat(path).length) if is_remote(path) else os.path.getsize(path)
 
 
 def read_bytes(path: str) -> bytes:
     """The whole file."""
-    with gfile().GFile(path, "rb") as f:
+    with open_file(path, "rb") as f:
         return f.read()
 
 
@@ -74,29 +90,41 @@ def read_text(path: str, encoding: str = "utf-8") -> str:
 
 def makedirs(path: str) -> None:
     """Create ``path`` and its parents; an existing directory is fine."""
-    gfile().makedirs(path)
+    if is_remote(path):
+        gfile().makedirs(path)
+    else:
+        os.makedirs(path, exist_ok=True)
 
 
 def makedirs_for(path: str) -> None:
     """Create the directory that will hold the file ``path`` (nothing for a bare file name)."""
     parent = os.path.dirname(path)
     if parent:
-        gfile().makedirs(parent)
+        makedirs(parent)
 
 
 def remove(path: str) -> None:
     """Delete a file."""
-    gfile().remove(path)
+    if is_remote(path):
+        gfile().remove(path)
+    else:
+        os.remove(path)
 
 
 def replace(tmp: str, path: str) -> None:
     """Move a finished temporary file over ``path`` (``os.replace``)."""
-    gfile().rename(tmp, path, overwrite=True)
+    if is_remote(tmp) or is_remote(path):
+        gfile().rename(tmp, path, overwrite=True)
+    else:
+        os.replace(tmp, path)
 
 
 def copy(src: str, dst: str) -> None:
     """Copy one file, possibly between filesystems (local -> ``gs://``), replacing ``dst``."""
-    gfile().copy(src, dst, overwrite=True)
+    if is_remote(src) or is_remote(dst):
+        gfile().copy(src, dst, overwrite=True)
+    else:
+        shutil.copyfile(src, dst)
 
 
 def is_ram(path: str) -> bool:
@@ -211,7 +239,7 @@ def write_bytes_atomic(path: str, data: bytes) -> None:
     processes writing the same file (the workers of one multi-worker run) never share it.
     """
     tmp = f"{path}.tmp-{os.getpid()}"
-    with gfile().GFile(tmp, "wb") as f:
+    with open_file(tmp, "wb") as f:
         f.write(data)
     replace(tmp, path)
 

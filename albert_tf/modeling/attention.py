@@ -63,7 +63,14 @@ class AlbertAttention(keras.layers.Layer):
         self.output_bias = self.add_weight(name="output_bias", shape=(h,), initializer="zeros")
         self.built = True
 
-    def call(self, x, attention_bias, training=None):
+    def call(self, x, attention_bias, training=None, query_input=None):
+        """``x`` [B, S, H] -> [B, S, H]; with ``query_input`` [B, P, H] the queries come only from those rows.
+
+        ``query_input`` (the last layer's subset path, see ``TransformerBlock``) gives [B, P, H]: keys and
+        values still come from every row of ``x``, so each output row equals that row of the full call.
+        """
+        if query_input is not None:
+            return self._call_query_subset(x, query_input, attention_bias, training)
         b = ops.shape(x)[0]
         s = ops.shape(x)[1]
         n, d = self.num_attention_heads, self.head_size
@@ -84,8 +91,36 @@ class AlbertAttention(keras.layers.Layer):
         context = ops.reshape(ops.transpose(context, (0, 2, 1, 3)), (b, s, n * d))
         return ops.matmul(context, ops.cast(self.output_kernel, dtype)) + ops.cast(self.output_bias, dtype)
 
-    def compute_output_spec(self, x, attention_bias, training=None):
-        return keras.KerasTensor(tuple(x.shape[:-1]) + (self.hidden_size,), dtype=self.compute_dtype)
+    def _call_query_subset(self, x, query_input, attention_bias, training):
+        """Queries from ``query_input`` [B, P, H], keys/values from ``x`` [B, S, H]; returns [B, P, H].
+
+        Two matmuls (Q on P rows, fused K|V on S rows) instead of the fused QKV on S rows; the same
+        variables, so checkpoints are unchanged.
+        """
+        b = ops.shape(x)[0]
+        s = ops.shape(x)[1]
+        p = ops.shape(query_input)[1]
+        n, d = self.num_attention_heads, self.head_size
+        dtype = self.compute_dtype
+        q = ops.matmul(query_input, ops.cast(self.query_kernel, dtype)) + ops.cast(self.query_bias, dtype)
+        q = ops.transpose(ops.reshape(q, (b, p, n, d)), (0, 2, 1, 3))  # [B, N, P, D]
+        kernel = ops.concatenate([self.key_kernel, self.value_kernel], axis=1)
+        bias = ops.concatenate([self.key_bias, self.value_bias], axis=0)
+        kv = ops.matmul(x, ops.cast(kernel, dtype)) + ops.cast(bias, dtype)  # [B, S, 2H]
+        kv = ops.transpose(ops.reshape(kv, (b, s, 2 * n, d)), (0, 2, 1, 3))  # [B, 2N, S, D]
+        k, v = ops.split(kv, 2, axis=1)  # each [B, N, S, D]
+        q = q * ops.cast(1.0 / math.sqrt(d), dtype)
+        scores = ops.matmul(q, ops.transpose(k, (0, 1, 3, 2)))  # [B, N, P, S]
+        scores = ops.cast(scores, "float32") + ops.cast(attention_bias, "float32")
+        probs = ops.softmax(scores, axis=-1)
+        probs = self.attention_dropout(ops.cast(probs, dtype), training=training)
+        context = ops.matmul(probs, v)  # [B, N, P, D]
+        context = ops.reshape(ops.transpose(context, (0, 2, 1, 3)), (b, p, n * d))
+        return ops.matmul(context, ops.cast(self.output_kernel, dtype)) + ops.cast(self.output_bias, dtype)
+
+    def compute_output_spec(self, x, attention_bias, training=None, query_input=None):
+        rows = x if query_input is None else query_input
+        return keras.KerasTensor(tuple(rows.shape[:-1]) + (self.hidden_size,), dtype=self.compute_dtype)
 
     def get_config(self):
         config = super().get_config()

@@ -12,6 +12,14 @@ computes L*K of them. Sharing is the same ``TransformerBlock`` object called aga
 * ``ffn``: only the FFN sublayer (with ``LayerNorm_1``) is shared; every layer has its own
   attention.
 * ``none``: nothing shared (each layer its own block; the same as G = L).
+
+``last_layer_subset=True`` (what ``AlbertPretrainer`` builds by default) adds the int32 input
+``masked_lm_positions`` [B, P] and computes the *last* block (the last inner block of the last layer)
+only at [CLS] and those positions: outputs ``masked_sequence_output`` [B, P, H] (the last layer's output
+at the masked positions) and ``pooled_output``, no ``sequence_output``. Exact: that block's keys and
+values still come from every position of the block below, and no later computation reads other rows.
+Only the last inner block can be cut: with K > 1 the earlier inner blocks of the last layer feed the
+keys and values of the next one, which need every position. Same variables, so every checkpoint loads.
 """
 
 from __future__ import annotations
@@ -78,21 +86,27 @@ class AlbertEncoder(RebuiltFromConfig, keras.Model):
     Outputs: dict with ``sequence_output`` [B, S, H] and ``pooled_output`` [B, H]
     (tanh dense on the [CLS] position); with ``output_all_layers=True`` also
     ``encoder_outputs`` (list of the L*K block outputs) and ``embedding_output`` [B, S, E].
+    With ``last_layer_subset=True``: a fourth input ``masked_lm_positions`` [B, P] and outputs
+    ``masked_sequence_output`` [B, P, H] and ``pooled_output`` (module docstring).
     """
 
-    config_options = ("sharing", "output_all_layers")
+    config_options = ("sharing", "output_all_layers", "last_layer_subset")
 
     def __init__(
         self,
         config: AlbertConfig | dict[str, Any],
         sharing: str = "all",
         output_all_layers: bool = False,
+        last_layer_subset: bool = False,
         name: str = "albert_encoder",
         **kwargs,
     ):
         config = as_config(config)
         if sharing not in SHARING_MODES:
             raise ConfigError(f"sharing must be one of {', '.join(SHARING_MODES)}, got {sharing!r}")
+        if last_layer_subset and output_all_layers:
+            raise ConfigError("last_layer_subset computes the last layer at a few positions only; "
+                              "output_all_layers needs it everywhere: choose one")
         dtype = kwargs.pop("dtype", None)
         c = config
         init = truncated_normal(c.initializer_range)
@@ -118,16 +132,25 @@ class AlbertEncoder(RebuiltFromConfig, keras.Model):
         )
 
         inputs = encoder_inputs()
+        if last_layer_subset:
+            inputs["masked_lm_positions"] = keras.Input(shape=(None,), dtype="int32", name="masked_lm_positions")
         embedding_output = embeddings(inputs["input_ids"], inputs["segment_ids"])
         x = mapping(embedding_output) if mapping is not None else embedding_output
         attention_bias = attention_bias_from_mask(inputs["input_mask"])
         all_layers = []
-        for layer_index in range(c.num_hidden_layers):
-            for block in blocks[layer_index]:
-                x = block(x, attention_bias)
-                all_layers.append(x)
-        pooled_output = pooler(x[:, 0, :])
-        outputs = {"sequence_output": x, "pooled_output": pooled_output}
+        applications = [block for row in blocks for block in row]
+        for block in applications[:-1] if last_layer_subset else applications:
+            x = block(x, attention_bias)
+            all_layers.append(x)
+        if last_layer_subset:
+            # [CLS] (row 0) for the pooler, then the masked positions: one [B, 1 + P] query set.
+            query_positions = keras.ops.concatenate(
+                [keras.ops.zeros_like(inputs["masked_lm_positions"][:, :1]), inputs["masked_lm_positions"]], axis=1
+            )
+            rows = applications[-1](x, attention_bias, query_positions=query_positions)
+            outputs = {"masked_sequence_output": rows[:, 1:, :], "pooled_output": pooler(rows[:, 0, :])}
+        else:
+            outputs = {"sequence_output": x, "pooled_output": pooler(x[:, 0, :])}
         if output_all_layers:
             outputs["encoder_outputs"] = all_layers
             outputs["embedding_output"] = embedding_output
@@ -136,6 +159,7 @@ class AlbertEncoder(RebuiltFromConfig, keras.Model):
         self.config = c
         self.sharing = sharing
         self.output_all_layers = output_all_layers
+        self.last_layer_subset = bool(last_layer_subset)
         self.embeddings = embeddings
         self.embedding_hidden_mapping_in = mapping
         self.pooler = pooler

@@ -68,8 +68,11 @@ class MaskedLMHead(keras.layers.Layer):
             raise ValueError("MaskedLMHead needs the encoder's word-embedding layer (tied_embedding=...)")
         self.built = True
 
-    def call(self, sequence_output, masked_lm_positions):
-        x = gather_positions(sequence_output, masked_lm_positions)
+    def call(self, sequence_output, masked_lm_positions=None):
+        """Logits [B, P, V] at ``masked_lm_positions`` of ``sequence_output`` [B, S, H]; without positions,
+        ``sequence_output`` is already the [B, P, H] rows at the masked positions (the pretrainer's last-layer
+        subset path) and is not gathered again."""
+        x = sequence_output if masked_lm_positions is None else gather_positions(sequence_output, masked_lm_positions)
         x = self.transform_layer_norm(self.transform_dense(x))
         # The decoder runs in float32 even under mixed precision: [B*P, E] x [E, V] is small
         # next to the encoder, and float32 logits keep the softmax over V well-conditioned.
@@ -77,8 +80,9 @@ class MaskedLMHead(keras.layers.Layer):
         table = ops.cast(self._tied_embedding().embeddings, "float32")
         return ops.matmul(x, ops.transpose(table)) + ops.cast(self.output_bias, "float32")
 
-    def compute_output_spec(self, sequence_output, masked_lm_positions):
-        shape = tuple(masked_lm_positions.shape) + (self.vocab_size,)
+    def compute_output_spec(self, sequence_output, masked_lm_positions=None):
+        rows = sequence_output.shape[:-1] if masked_lm_positions is None else masked_lm_positions.shape
+        shape = tuple(rows) + (self.vocab_size,)
         return keras.KerasTensor(shape, dtype="float32")
 
     def get_config(self):

@@ -18,22 +18,33 @@ class AlbertPretrainer(RebuiltFromConfig, keras.Model):
 
     Inputs: ``input_ids``, ``input_mask``, ``segment_ids`` int32 [B, S] and
     ``masked_lm_positions`` int32 [B, P].
-    Outputs: ``mlm_logits`` float32 [B, P, V], ``sop_logits`` float32 [B, 2],
-    ``sequence_output``, ``pooled_output``. Losses: ``albert_tf.modeling.losses``.
+    Outputs: ``mlm_logits`` float32 [B, P, V], ``sop_logits`` float32 [B, 2], ``pooled_output``, and
+    with ``last_layer_subset=False`` also ``sequence_output`` [B, S, H]. Losses: ``albert_tf.modeling.losses``.
+
+    ``last_layer_subset`` (default True): the last transformer block runs only at [CLS] and the masked
+    positions (``AlbertEncoder``'s option of that name), which is exact for both losses and every
+    gradient and saves most of one layer's work per step; the full last layer, and so ``sequence_output``,
+    is not computed. ``False`` computes it everywhere (for reading ``sequence_output``). The variables
+    are the same either way, so checkpoints and ``.keras`` files move freely between the two.
+    With dropout > 0 in training the two draw their dropout masks over different shapes (same
+    distribution, not the same numbers).
     """
 
-    config_options = ("sharing",)
+    config_options = ("sharing", "last_layer_subset")
 
     def __init__(
         self,
         config: AlbertConfig | dict[str, Any],
         sharing: str = "all",
+        last_layer_subset: bool = True,
         name: str = "albert_pretrainer",
         **kwargs,
     ):
         config = as_config(config)
         dtype = kwargs.pop("dtype", None)
-        encoder = AlbertEncoder(config, sharing=sharing, name="albert_encoder", dtype=dtype)
+        encoder = AlbertEncoder(
+            config, sharing=sharing, last_layer_subset=last_layer_subset, name="albert_encoder", dtype=dtype
+        )
         mlm_head = MaskedLMHead(
             config.embedding_size,
             config.vocab_size,
@@ -49,16 +60,21 @@ class AlbertPretrainer(RebuiltFromConfig, keras.Model):
 
         inputs = encoder_inputs()
         inputs["masked_lm_positions"] = keras.Input(shape=(None,), dtype="int32", name="masked_lm_positions")
-        enc = encoder({k: inputs[k] for k in ("input_ids", "input_mask", "segment_ids")})
-        outputs = {
-            "mlm_logits": mlm_head(enc["sequence_output"], inputs["masked_lm_positions"]),
-            "sop_logits": sop_head(enc["pooled_output"]),
-            "sequence_output": enc["sequence_output"],
-            "pooled_output": enc["pooled_output"],
-        }
+        if last_layer_subset:
+            enc = encoder(dict(inputs))
+            outputs = {"mlm_logits": mlm_head(enc["masked_sequence_output"])}  # already at the masked positions
+        else:
+            enc = encoder({k: inputs[k] for k in ("input_ids", "input_mask", "segment_ids")})
+            outputs = {
+                "mlm_logits": mlm_head(enc["sequence_output"], inputs["masked_lm_positions"]),
+                "sequence_output": enc["sequence_output"],
+            }
+        outputs["sop_logits"] = sop_head(enc["pooled_output"])
+        outputs["pooled_output"] = enc["pooled_output"]
         super().__init__(inputs=inputs, outputs=outputs, name=name, dtype=dtype, **kwargs)
         self.config = config
         self.sharing = sharing
+        self.last_layer_subset = bool(last_layer_subset)
         self.encoder = encoder
         self.mlm_head = mlm_head
         self.sop_head = sop_head
@@ -69,7 +85,8 @@ class AlbertPretrainer(RebuiltFromConfig, keras.Model):
         the starting point of pretraining from scratch.
 
         ``kwargs`` holding ``AlbertConfig`` fields change the config (e.g. ``vocab_size`` to match the
-        SentencePiece model); the rest go to the constructor (``sharing``, ``name``, ``dtype``). An
+        SentencePiece model); the rest go to the constructor (``sharing``, ``last_layer_subset``, ``name``,
+        ``dtype``). An
         unknown preset raises ``ConfigError`` listing the known ones.
         """
         config, options = preset_arguments(cls, preset, kwargs)

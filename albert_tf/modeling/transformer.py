@@ -4,6 +4,11 @@
 ``out = LayerNorm_1(a + Dropout(W2 act(W1 a + b1) + b2))`` (official ``ffn_1/intermediate/dense``
 and ``ffn_1/intermediate/output/dense``).
 
+``block(x, bias, query_positions=pos)`` computes the block only at the rows ``pos`` [B, P] (keys and
+values still from every row of ``x``) and returns [B, P, H]: equal to gathering those rows of the full
+output, because nothing in a block mixes rows except attention's keys/values. The pretraining model uses
+it for its last block, whose output is only read at the masked positions and [CLS].
+
 Cross-layer sharing is expressed by *calling the same object again*. For the paper's Table 4
 ablation (share only attention or only the FFN) a block can be built around an attention or FFN
 sublayer owned by another block.
@@ -16,6 +21,7 @@ import keras
 from albert_tf.modeling.activations import get_activation
 from albert_tf.modeling.attention import AlbertAttention
 from albert_tf.modeling.embeddings import LAYER_NORM_EPSILON
+from albert_tf.modeling.heads import gather_positions
 from albert_tf.modeling.initializers import truncated_normal
 
 
@@ -56,12 +62,18 @@ class AttentionSublayer(keras.layers.Layer):
         self.layer_norm.build(x_shape)
         self.built = True
 
-    def call(self, x, attention_bias, training=None):
-        a = self.dropout(self.attention(x, attention_bias, training=training), training=training)
-        return self.layer_norm(x + a)
+    def call(self, x, attention_bias, training=None, query_positions=None):
+        """[B, S, H] -> [B, S, H]; with ``query_positions`` [B, P] only those rows: [B, P, H]."""
+        if query_positions is None:
+            a = self.dropout(self.attention(x, attention_bias, training=training), training=training)
+            return self.layer_norm(x + a)
+        rows = gather_positions(x, query_positions)
+        a = self.attention(x, attention_bias, training=training, query_input=rows)
+        return self.layer_norm(rows + self.dropout(a, training=training))
 
-    def compute_output_spec(self, x, attention_bias, training=None):
-        return keras.KerasTensor(x.shape, dtype=self.compute_dtype)
+    def compute_output_spec(self, x, attention_bias, training=None, query_positions=None):
+        shape = x.shape if query_positions is None else tuple(query_positions.shape) + (x.shape[-1],)
+        return keras.KerasTensor(shape, dtype=self.compute_dtype)
 
     def get_config(self):
         config = super().get_config()
@@ -190,11 +202,14 @@ class TransformerBlock(keras.layers.Layer):
             self.ffn_sublayer.build(x_shape)
         self.built = True
 
-    def call(self, x, attention_bias, training=None):
-        return self.ffn_sublayer(self.attention_sublayer(x, attention_bias, training=training), training=training)
+    def call(self, x, attention_bias, training=None, query_positions=None):
+        """[B, S, H] -> [B, S, H]; with ``query_positions`` [B, P] the block's output at those rows [B, P, H]."""
+        a = self.attention_sublayer(x, attention_bias, training=training, query_positions=query_positions)
+        return self.ffn_sublayer(a, training=training)
 
-    def compute_output_spec(self, x, attention_bias, training=None):
-        return keras.KerasTensor(x.shape, dtype=self.compute_dtype)
+    def compute_output_spec(self, x, attention_bias, training=None, query_positions=None):
+        shape = x.shape if query_positions is None else tuple(query_positions.shape) + (x.shape[-1],)
+        return keras.KerasTensor(shape, dtype=self.compute_dtype)
 
     def get_config(self):
         config = super().get_config()

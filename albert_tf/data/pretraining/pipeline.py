@@ -13,9 +13,11 @@ Data flow (memory is bounded by ``chunk_chars``, ``num_workers`` and ``shuffle_b
    ``shuffle_buffer_size`` records (its own seeded generator; what is left at the end is written in buffer order),
    and writes record k to output file k % len(output_files), as the official does.
 
-Only the main process touches files (inputs, records, sidecar; all through ``tf.io.gfile`` for ``gs://`` and other
-TensorFlow filesystems): workers get chunks of lines and the tokenizer model's bytes, never a path. So every
-``--num_workers`` works with ``gs://`` and with ``ram://``, whose files exist only in the main process' memory.
+Only the main process touches files (inputs, records, sidecar; through ``tf.io.gfile`` for ``gs://`` and other
+TensorFlow filesystems, through Python for local paths): workers get chunks of lines and the tokenizer model's bytes,
+never a path. So every ``--num_workers`` works with ``gs://`` and with ``ram://``, whose files exist only in the main
+process' memory. With every path local, neither the main process nor a worker imports TensorFlow (TFRecord framing
+and ``tf.train.Example`` bytes are written by ``records.py``): a run's start-up is Python's and the tokenizer's.
 
 Difference from the official (stated in ``--help``): the official shuffles all documents and all instances of the
 whole corpus in RAM; here shuffling is global within a chunk and across chunks only as far as the buffer reaches.
@@ -445,7 +447,7 @@ def _check_outputs_are_not_inputs(input_files: Sequence[str], outputs: Sequence[
 def file_entry(path: str, name: str, records: int) -> dict:
     """The sidecar's entry for one written shard: final name, record count, size and sha256 of its bytes."""
     digest = hashlib.sha256()
-    with _fs.gfile().GFile(path, "rb") as f:
+    with _fs.open_file(path, "rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
             digest.update(block)
     return {"name": name, "records": records, "bytes": _fs.size(path), "sha256": digest.hexdigest()}

@@ -8,12 +8,14 @@ implementation is what a user of that library writes to fine-tune, input pipelin
 
 * ``albert_tf``: the run_classifier pieces: the MRPC processor + SentencePiece ``FullTokenizer`` write the keyed
   feature cache (untimed, as a run does once), ``albert_tf.data.glue.load_dataset`` reads it with the default
-  ``--bucket_lengths`` (each batch cut to its longest pair rounded up to 32/64/128), ``AlbertClassifier``, the
-  official per-example loss and ``AdamWeightDecay``, one ``tf.function(reduce_retracing=True)`` training step.
+  ``--bucket_lengths`` (each batch cut to its longest pair rounded up to the next of 32/48/64/80/96/128),
+  ``AlbertClassifier``, the official per-example loss and ``AdamWeightDecay``, one
+  ``tf.function(reduce_retracing=True)`` training step.
 * ``albert_tf_fixed``: the same with ``--bucket_lengths=none`` (every batch 128 long): what bucketing buys.
-* ``transformers_torch``: ``AlbertTokenizer`` on the same SentencePiece model (pairs tokenized up-front, truncated to
-  128, no padding, as ``datasets.map`` would), ``DataCollatorWithPadding`` per batch (dynamic padding to the
-  batch's longest), ``AlbertForSequenceClassification``, ``torch.optim.AdamW``.
+* ``transformers_torch``: ``AutoTokenizer`` on the tokenizer files albert-tf exports for the same SentencePiece
+  model (pairs tokenized up-front, truncated to 128, no padding, as ``datasets.map`` would),
+  ``DataCollatorWithPadding`` per batch (dynamic padding to the batch's longest),
+  ``AlbertForSequenceClassification``, ``torch.optim.AdamW``.
 * ``keras_hub``: ``AlbertTextClassifier`` with its own ``AlbertTextClassifierPreprocessor`` (``AlbertTokenizer`` on
   the same proto, ``sequence_length`` 128, every batch padded to it), ``train_on_batch`` on batches of raw string
   pairs (keras-hub's pipeline model runs the preprocessor inside it), ``AdamW``.
@@ -181,7 +183,13 @@ class TransformersTorch(Implementation):
 
         torch.set_num_threads(args.threads)
         torch.manual_seed(args.seed)
-        tokenizer = transformers.AlbertTokenizer(vocab_file=args.spm_model_file, do_lower_case=True)
+        # The tokenizer files albert-tf writes for Hugging Face exports (tested id for id against FullTokenizer);
+        # transformers 5's AlbertTokenizer(vocab_file=<spm model>) silently maps every word to <unk>.
+        from albert_tf.checkpoints.huggingface import save_huggingface_tokenizer
+
+        tokenizer_dir = os.path.join(args.work_dir, "hf_tokenizer")
+        save_huggingface_tokenizer(tokenizer_dir, spm_model_file=args.spm_model_file, do_lower_case=True)
+        tokenizer = transformers.AutoTokenizer.from_pretrained(tokenizer_dir)
         self.features = []
         for row in rows:
             encoded = tokenizer(row[3], row[4], truncation=True, max_length=args.max_seq_length)

@@ -73,10 +73,10 @@ def test_every_fine_tuning_runner_gets_one_flag_read_by_every_split():
     assert config.task.bucket_lengths == "16,48"
     options = FineTuningOptions(max_seq_length=128)
     for split in (TRAIN, EVAL, PREDICT):
-        assert input_buckets(options, split) == (32, 64, 128)
+        assert input_buckets(options, split) == (32, 48, 64, 80, 96, 128)
     # SQuAD v1's official loss softmaxes over every position, padding included: its training keeps the full length.
     assert input_buckets(options, TRAIN, exact_in_training=False) is None
-    assert input_buckets(options, EVAL, exact_in_training=False) == (32, 64, 128)
+    assert input_buckets(options, EVAL, exact_in_training=False) == (32, 48, 64, 80, 96, 128)
     assert input_buckets(FineTuningOptions(max_seq_length=128, bucket_lengths="none"), EVAL) is None
     assert squad.SquadOptions().bucket_lengths == DEFAULT_BUCKET_LENGTHS
 

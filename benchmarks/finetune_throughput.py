@@ -432,7 +432,7 @@ def main(argv=None) -> None:
         "foreign_cpu_share_median": round(statistics.median(quiet), 3) if quiet else None,
         "foreign_cpu_share_max": max(quiet) if quiet else None,
         "machine": machine_info(),
-        "versions": versions() | _extra_versions(),
+        "versions": versions(extra=("keras-hub",)),
         "results": results,
     }
     peers = [results[k]["examples_per_s"] for k in PEERS if k in results]
@@ -443,18 +443,6 @@ def main(argv=None) -> None:
             results["albert_tf"]["examples_per_s"] / results["albert_tf_fixed"]["examples_per_s"], 3
         )
     print(json.dumps(summary, indent=2))
-
-
-def _extra_versions() -> dict:
-    from importlib import metadata
-
-    out = {}
-    for dist in ("keras-hub",):
-        try:
-            out[dist] = metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            out[dist] = None
-    return out
 
 
 if __name__ == "__main__":

@@ -33,7 +33,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import statistics
 import sys
 import time
@@ -44,12 +43,13 @@ os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
+from benchmarks.serving_latency import machine_info, versions  # noqa: E402
+
 # ALBERT-base v2 and the step's shape; --smoke replaces them by a tiny model.
 BASE = {"vocab": 30000, "embedding": 128, "hidden": 768, "layers": 12, "heads": 12, "intermediate": 3072,
         "batch": 8, "seq": 128, "predictions": 20}
 SMOKE = {"vocab": 1000, "embedding": 32, "hidden": 64, "layers": 2, "heads": 2, "intermediate": 128,
          "batch": 2, "seq": 32, "predictions": 5}
-CPU_FLAGS = ("avx", "avx2", "fma", "avx512f", "avx512_bf16", "avx512_vnni", "amx_bf16", "amx_tile")
 LEARNING_RATE, WEIGHT_DECAY = 1e-5, 0.01
 
 
@@ -223,32 +223,6 @@ def _worker(name: str, d: dict, args: argparse.Namespace, conn) -> None:
         conn.send(time.perf_counter() - t)
 
 
-def machine_info() -> dict:
-    model, flags = platform.processor() or "unknown", set()
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            lines = f.read().splitlines()
-        model = next((x.split(":", 1)[1].strip() for x in lines if x.startswith("model name")), model)
-        flags = set(next((x.split(":", 1)[1].split() for x in lines if x.startswith("flags")), []))
-    except OSError:
-        pass
-    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
-    return {"cpu_model": model, "cpu_flags": {f: f in flags for f in CPU_FLAGS}, "cpu_count": os.cpu_count(),
-            "usable_cpus": usable, "platform": platform.platform(), "python": platform.python_version()}
-
-
-def versions() -> dict:
-    from importlib import metadata
-
-    out = {}
-    for dist in ("tensorflow", "keras", "keras-hub", "torch", "transformers", "numpy", "albert-tf"):
-        try:
-            out[dist] = metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            out[dist] = None
-    return out
-
-
 def main() -> None:
     import multiprocessing as mp
 
@@ -317,7 +291,7 @@ def main() -> None:
         "warmup": args.warmup,
         "torch_threads": args.torch_threads,
         "machine": machine_info(),
-        "versions": versions(),
+        "versions": versions(extra=("keras-hub",)),
         "results": results,
     }
     ours = {k: v["examples_per_s"] for k, v in results.items() if k.startswith("albert_tf")}

@@ -676,6 +676,7 @@ def run_rounds(workers: dict, plan: list[tuple[str, str]], wanted: int, max_roun
 # ----------------------------------------------------------------------------------------------- report
 
 def machine_info() -> dict:
+    """CPU model and the SIMD/AMX flags that decide matmul speed, core counts, platform (every benchmark's JSON)."""
     model, flags = platform.processor() or "unknown", set()
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as f:
@@ -689,12 +690,14 @@ def machine_info() -> dict:
             "usable_cpus": affinity, "platform": platform.platform(), "python": platform.python_version()}
 
 
-def versions() -> dict:
+def versions(extra: tuple[str, ...] = ()) -> dict:
+    """Installed versions of the stack (and of ``extra`` distributions); None where one is missing. Shared by the
+    other benchmark scripts."""
     from importlib import metadata
 
     out = {}
     for dist in ("tensorflow", "tensorflow-text", "keras", "torch", "transformers", "tokenizers", "sentencepiece",
-                 "numpy", "albert-tf"):
+                 "numpy", "albert-tf", *extra):
         try:
             out[dist] = metadata.version(dist)
         except metadata.PackageNotFoundError:

@@ -1,8 +1,8 @@
 """Padded evaluation under two replicas: 37 examples at batch 8 (the last batch padded to 8, 4 rows per replica)
 under a 2-logical-CPU MirroredStrategy give the metrics and prediction files of a one-device run on the same
-checkpoint (SQuAD n-best log-probabilities to float32 rounding), one row per example; nothing is dropped or
-counted twice (real subprocesses: the logical CPUs must be
-configured before TensorFlow starts)."""
+checkpoint (losses, probabilities and SQuAD n-best log-probabilities to float32 rounding), one row per example;
+nothing is dropped or counted twice (real subprocesses: the logical CPUs must be configured before TensorFlow
+starts)."""
 
 from __future__ import annotations
 
@@ -65,10 +65,13 @@ def test_glue_eval_and_predict_on_two_replicas_equal_one_device(tmp_path):
     print(json.dumps({"one_device": one, "two_replicas": two}))
     assert one["num_examples"] == two["num_examples"] == N
     assert one["eval_batches"] == two["eval_batches"] == 5  # 8 + 8 + 8 + 8 + 5 padded to 8
-    assert two == one  # every metric, exactly
+    # Every count and metric exactly; the mean loss to float rounding (a replica's 4-row matmuls on a bucketed
+    # batch round differently from an 8-row one).
+    assert {k: v for k, v in two.items() if k != "eval_loss"} == {k: v for k, v in one.items() if k != "eval_loss"}
+    assert two["eval_loss"] == pytest.approx(one["eval_loss"], rel=1e-6)
     probs = [np.loadtxt(tmp_path / d / "test_results.tsv", delimiter="\t") for d in ("one", "two")]
     assert probs[0].shape == probs[1].shape == (N, 2)
-    np.testing.assert_array_equal(probs[1], probs[0])
+    np.testing.assert_allclose(probs[1], probs[0], atol=2e-6)
     rows = [(tmp_path / d / "MRPC.tsv").read_text().splitlines() for d in ("one", "two")]
     assert len(rows[0]) == N + 1 and rows[1] == rows[0]
 

@@ -35,10 +35,10 @@ if ROOT not in sys.path:
 
 MAGIC = b"ALBERT-TF-RAM-SNAPSHOT-1\n"
 IN = "ram://in"
-RECORDS = "ram://work/records/train.tfrecord"
-PRETRAIN_DIR = "ram://work/pretrain"
-GLUE_DIR = "ram://work/mrpc"
-EXPORT_DIR = "ram://work/export"
+RECORDS = "ram://chain/records/train.tfrecord"
+PRETRAIN_DIR = "ram://chain/pretrain"
+GLUE_DIR = "ram://chain/mrpc"
+EXPORT_DIR = "ram://chain/export"
 SEQ, PRED = 64, 10
 TEXT_FILES = 10
 GLUE_ROWS = {"train.tsv": 300, "dev.tsv": 100}

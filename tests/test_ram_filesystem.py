@@ -324,8 +324,8 @@ def test_whole_chain_on_ram_with_kill_and_resume(tmp_path):
     # Killed in the middle: the snapshot holds a checkpoint, but not the last one.
     killed_step = int(result["killed_at"].rsplit("-", 1)[1])
     assert 20 <= killed_step < 120 and killed_step % 20 == 0, result["killed_at"]
-    assert "ram://work/pretrain/ckpt-120.index" not in result["snapshot_files"]
-    assert "ram://work/pretrain/run.lock" in result["snapshot_files"]  # the killed run's lock, taken over
+    assert "ram://chain/pretrain/ckpt-120.index" not in result["snapshot_files"]
+    assert "ram://chain/pretrain/run.lock" in result["snapshot_files"]  # the killed run's lock, taken over
     # Resumed from that checkpoint, not from step 0, and trained to the end.
     assert result["logged_steps"][0] == killed_step + 4 and result["logged_steps"][-1] == 120
     assert result["pretrain_global_step"] == 120
@@ -334,12 +334,12 @@ def test_whole_chain_on_ram_with_kill_and_resume(tmp_path):
     # Fine-tuned from the ram:// pretraining checkpoint; both checkpoints evaluated; the export answers raw text.
     assert [h["global_step"] for h in result["glue"]["eval"]] == [10, 20]
     init = result["glue"]["init_reports"]
-    loaded = re.search(r"checkpoint ram://work/pretrain/ckpt-120: loaded (\d+), missing (\d+)", init[0])
+    loaded = re.search(r"checkpoint ram://chain/pretrain/ckpt-120: loaded (\d+), missing (\d+)", init[0])
     assert len(init) == 1 and loaded, init
     assert int(loaded.group(1)) >= 20 and int(loaded.group(2)) == 2, init  # all but the new classifier's 2 variables
     info = result["export_info"]
-    export = f"ram://work/export/{info['global_step']}"  # the best checkpoint's step
-    assert result["glue"]["export_dir"] == export and info["checkpoint"] == "ram://work/mrpc/best/ckpt-best"
+    export = f"ram://chain/export/{info['global_step']}"  # the best checkpoint's step
+    assert result["glue"]["export_dir"] == export and info["checkpoint"] == "ram://chain/mrpc/best/ckpt-best"
     assert info["max_seq_length"] == 64 and info["labels"] == ["0", "1"]
     assert len(result["answers"]) == 2
     for answer in result["answers"]:
@@ -347,14 +347,14 @@ def test_whole_chain_on_ram_with_kill_and_resume(tmp_path):
 
     tree = set(result["ram_tree"])
     expected = [
-        "ram://work/records/train.tfrecord-00000-of-00002", "ram://work/records/train.tfrecord-00001-of-00002",
-        "ram://work/records/train.tfrecord.json",
-        "ram://work/pretrain/ckpt-120.index", "ram://work/pretrain/run_summary.json",
-        "ram://work/mrpc/ckpt-20.index", "ram://work/mrpc/best/ckpt-best.index", "ram://work/mrpc/eval_results.json",
+        "ram://chain/records/train.tfrecord-00000-of-00002", "ram://chain/records/train.tfrecord-00001-of-00002",
+        "ram://chain/records/train.tfrecord.json",
+        "ram://chain/pretrain/ckpt-120.index", "ram://chain/pretrain/run_summary.json",
+        "ram://chain/mrpc/ckpt-20.index", "ram://chain/mrpc/best/ckpt-best.index", "ram://chain/mrpc/eval_results.json",
         f"{export}/saved_model.pb", f"{export}/variables/variables.index", f"{export}/assets.extra/albert_export.json",
     ]
     assert [p for p in expected if p not in tree] == []
-    for logdir in ("ram://work/pretrain/train", "ram://work/mrpc/train", "ram://work/mrpc/eval"):
+    for logdir in ("ram://chain/pretrain/train", "ram://chain/mrpc/train", "ram://chain/mrpc/eval"):
         assert [p for p in tree if p.startswith(f"{logdir}/events.out.tfevents.")], logdir
     assert not [p for p in tree if ".tmp-" in p or p.endswith(".partial")]
 

@@ -46,6 +46,7 @@ import sys
 import tempfile
 import time
 import traceback
+from typing import Any
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
@@ -117,7 +118,20 @@ class Implementation:
         return self.train(batch)
 
 
-class AlbertTf(Implementation):
+class DatasetImplementation(Implementation):
+    """An implementation whose batches come from a ``tf.data`` pipeline (``make_dataset``), restarted by reset()."""
+
+    make_dataset: Any
+
+    def reset(self) -> None:
+        self.iterator = iter(self.make_dataset())
+        self.padded_lengths: list[int] = []
+
+    def next_batch(self):
+        return next(self.iterator)
+
+
+class AlbertTf(DatasetImplementation):
     def __init__(self, args: argparse.Namespace, bucketing: bool) -> None:
         _set_tf_threads(args.threads)
         import keras
@@ -161,13 +175,6 @@ class AlbertTf(Implementation):
         self.train_step = train_step
         self.num_steps = args.pairs // args.batch
         self.reset()
-
-    def reset(self) -> None:
-        self.iterator = iter(self.make_dataset())
-        self.padded_lengths: list[int] = []
-
-    def next_batch(self):
-        return next(self.iterator)
 
     def length(self, batch) -> int:
         return int(batch["input_ids"].shape[1])
@@ -226,7 +233,7 @@ class TransformersTorch(Implementation):
         return float(loss.item())
 
 
-class KerasHub(Implementation):
+class KerasHub(DatasetImplementation):
     def __init__(self, args: argparse.Namespace, rows: list[list[str]]) -> None:
         _set_tf_threads(args.threads)
         import keras
@@ -258,13 +265,6 @@ class KerasHub(Implementation):
         self.sequence_length = args.max_seq_length
         self.num_steps = args.pairs // args.batch
         self.reset()
-
-    def reset(self) -> None:
-        self.iterator = iter(self.make_dataset())
-        self.padded_lengths: list[int] = []
-
-    def next_batch(self):
-        return next(self.iterator)
 
     def length(self, batch) -> int:
         return self.sequence_length  # the preprocessor pads every batch to sequence_length

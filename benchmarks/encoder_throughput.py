@@ -18,13 +18,20 @@ import argparse
 import json
 import os
 import statistics
+import sys
 import time
+from functools import partial
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
+
+from benchmarks.common import StepWorkers, machine_info, versions  # noqa: E402
 
 BATCH, SEQ = 8, 128
 V, E, H, L, N, I = 30000, 128, 768, 12, 12, 3072
@@ -148,29 +155,15 @@ def transformers_step():
 
 
 FACTORIES = {
-    "albert_tf": lambda: albert_tf_step(False),
-    "albert_tf_xla": lambda: albert_tf_step(True),
-    "keras_hub": lambda: keras_hub_step(False),
-    "keras_hub_xla": lambda: keras_hub_step(True),
+    "albert_tf": partial(albert_tf_step, False),
+    "albert_tf_xla": partial(albert_tf_step, True),
+    "keras_hub": partial(keras_hub_step, False),
+    "keras_hub_xla": partial(keras_hub_step, True),
     "transformers_torch": transformers_step,
 }
 
 
-def _worker(name: str, conn) -> None:
-    """Own one implementation; answer each 'step' message with the step's wall time."""
-    fn = FACTORIES[name]()
-    while True:
-        message = conn.recv()
-        if message == "stop":
-            break
-        t = time.perf_counter()
-        fn()
-        conn.send(time.perf_counter() - t)
-
-
 def main() -> None:
-    import multiprocessing as mp
-
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--steps", type=int, default=5, help="timed steps per implementation (median reported)")
     parser.add_argument("--warmup", type=int, default=2, help="untimed steps after the first (trace) step")
@@ -182,32 +175,14 @@ def main() -> None:
         wanted = set(args.only.split(","))
         names = [k for k in names if k in wanted or k.replace("transformers_", "") in wanted]
 
-    ctx = mp.get_context("spawn")
-    workers = {}
-    for name in names:
-        parent, child = ctx.Pipe()
-        proc = ctx.Process(target=_worker, args=(name, child), daemon=True)
-        proc.start()
-        workers[name] = (proc, parent)
-    first = {}
-    for name, (_, conn) in workers.items():  # build + trace, one at a time
-        conn.send("step")
-        first[name] = conn.recv()
-        for _ in range(args.warmup):
-            conn.send("step")
-            conn.recv()
-    time.sleep(1.0)
-    ceiling_before = matmul_ceiling()
-    times: dict[str, list[float]] = {name: [] for name in workers}
-    for _ in range(args.steps):  # interleaved rounds
-        for name, (_, conn) in workers.items():
-            conn.send("step")
-            times[name].append(conn.recv())
-    time.sleep(1.0)
-    ceiling_after = matmul_ceiling()
-    for proc, conn in workers.values():
-        conn.send("stop")
-        proc.join(timeout=60)
+    with StepWorkers({name: FACTORIES[name] for name in names}) as workers:
+        first = workers.first_steps(args.warmup)
+        time.sleep(1.0)
+        ceiling_before = matmul_ceiling()
+        times = workers.rounds(args.steps)
+        time.sleep(1.0)
+        ceiling_after = matmul_ceiling()
+        foreign = workers.foreign
     ceiling = statistics.median([ceiling_before, ceiling_after])
     gflop = step_gflop()
     results = {}
@@ -231,7 +206,9 @@ def main() -> None:
         "train_gflop_per_step": round(gflop, 1),
         "matmul_ceiling_gflops": round(ceiling, 1),
         "matmul_ceiling_before_after": [round(ceiling_before, 1), round(ceiling_after, 1)],
-        "cpu_count": os.cpu_count(),
+        "foreign_cpu_share_per_round": foreign,
+        "machine": machine_info(),
+        "versions": versions(extra=("keras-hub",)),
         "results": results,
     }
     if peers and ours:

@@ -55,7 +55,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks.serving_latency import ForeignLoad, machine_info, shared_data_dir, versions  # noqa: E402
+from benchmarks.common import ForeignLoad, machine_info, shared_data_dir, versions  # noqa: E402
 
 PRESET = "albert_base_v2"
 V, E, H, L, N, I = 30000, 128, 768, 12, 12, 3072  # ALBERT-base v2 (albert_tf/configs/albert_base_v2.json)

@@ -41,6 +41,8 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
+from benchmarks.common import machine_info  # noqa: E402
+
 _RUN_OURS = """
 import json, sys, time
 from albert_tf.data.pretraining import PretrainingDataConfig, TokenizerSpec, create_pretraining_data
@@ -192,7 +194,7 @@ def main() -> None:
                   "shuffle_buffer_size": a.shuffle_buffer_size, "chunk_size_mb": 1.0, "repeats": a.repeats,
                   "full_repeats": a.full_repeats,
                   "corpus_1x_bytes": os.path.getsize(corpus), "corpus_documents": prep["documents"],
-                  "subset_bytes": os.path.getsize(subset), "cpu_count": os.cpu_count(),
+                  "subset_bytes": os.path.getsize(subset), "machine": machine_info(),
                   "subset_small_bytes_dupe10": None,
                   "note": "shared 2-core machine: absolute numbers vary with load; ratios are from the same run"},
     }

@@ -27,6 +27,8 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
+from benchmarks.common import machine_info  # noqa: E402
+
 
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -124,6 +126,7 @@ def main(argv=None) -> None:
         json.dumps(
             {
                 "benchmark": "pretraining_learning",
+                "machine": machine_info(),
                 "model": "ALBERT E128 H256 L4 A4, vocab 30000 (30k-clean), seq 128, 20 predictions",
                 "params": result["params"],
                 "optimizer": f"lamb lr {args.learning_rate} batch {args.train_batch_size}",

@@ -21,11 +21,20 @@ all see the same machine load; each reports the median of ``--steps`` steps afte
   sentence-order head on the backbone's pooled output (keras-hub has no SOP head); ``keras_hub_xla`` with
   ``--xla_peers``.
 
-``albert_tf_over_best_peer`` = the best albert-tf examples/s over the best peer's (target >= 1.15). The JSON
-also carries the CPU model and flags from /proc/cpuinfo, library versions and the analytic GFLOP of one step.
+``--bf16`` adds bfloat16 runs of the same step: ``albert_tf_bf16`` and ``albert_tf_bf16_xla`` (the
+``mixed_bfloat16`` Keras policy that ``--mixed_precision=bfloat16`` sets: bfloat16 matmuls, float32 variables,
+LayerNorm/softmax/losses in float32) and ``transformers_torch_bf16_autocast`` (the forward under
+``torch.autocast("cpu", dtype=torch.bfloat16)``, backward and AdamW outside it, as torch recommends); the ``bf16``
+block of the JSON has each framework's bfloat16 speed-up over its float32 step and
+``albert_tf_bf16_over_torch_autocast``. bfloat16 pays off only on CPUs with bfloat16 units (``avx512_bf16``,
+``amx_bf16`` in the JSON's ``machine.cpu_flags``).
+
+``albert_tf_over_best_peer`` = the best float32 albert-tf examples/s over the best float32 peer's (target >= 1.15).
+The JSON also carries the CPU model and flags from /proc/cpuinfo, library versions and the analytic GFLOP of one step.
 
     python benchmarks/pretraining_step.py --steps 7            # the measurement (several minutes on 2 cores)
     python benchmarks/pretraining_step.py --smoke              # a tiny model, end to end in about a minute
+    python benchmarks/pretraining_step.py --xla_peers --bf16   # + keras-hub under XLA, + bfloat16 (~15 min)
 """
 
 from __future__ import annotations
@@ -35,7 +44,7 @@ import json
 import os
 import statistics
 import sys
-import time
+from functools import partial
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
@@ -43,7 +52,7 @@ os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from benchmarks.serving_latency import machine_info, versions  # noqa: E402
+from benchmarks.common import StepWorkers, machine_info, versions  # noqa: E402
 
 # ALBERT-base v2 and the step's shape; --smoke replaces them by a tiny model.
 BASE = {"vocab": 30000, "embedding": 128, "hidden": 768, "layers": 12, "heads": 12, "intermediate": 3072,
@@ -109,7 +118,7 @@ def keras_step(forward, variables, jit_compile: bool):
     return lambda: float(step())
 
 
-def albert_tf_step(d: dict, last_layer_subset: bool, jit_compile: bool):
+def albert_tf_step(d: dict, last_layer_subset: bool, jit_compile: bool, policy: str = "float32"):
     import keras
     import tensorflow as tf
 
@@ -118,6 +127,7 @@ def albert_tf_step(d: dict, last_layer_subset: bool, jit_compile: bool):
     from albert_tf.modeling.losses import pretraining_losses
 
     keras.utils.set_random_seed(0)
+    keras.mixed_precision.set_global_policy(policy)  # this worker's process only
     config = AlbertConfig(vocab_size=d["vocab"], embedding_size=d["embedding"], hidden_size=d["hidden"],
                           num_hidden_layers=d["layers"], num_attention_heads=d["heads"],
                           intermediate_size=d["intermediate"], max_position_embeddings=512,
@@ -164,7 +174,9 @@ def keras_hub_step(d: dict, jit_compile: bool):
     return keras_step(forward, variables, jit_compile)
 
 
-def transformers_step(d: dict, threads: int):
+def transformers_step(d: dict, threads: int, autocast_bf16: bool = False):
+    import contextlib
+
     import torch
     import transformers
 
@@ -187,8 +199,9 @@ def transformers_step(d: dict, threads: int):
 
     def step():
         opt.zero_grad(set_to_none=True)
-        out = model(input_ids=ids, attention_mask=mask, token_type_ids=seg, labels=labels,
-                    sentence_order_label=order)
+        with torch.autocast("cpu", dtype=torch.bfloat16) if autocast_bf16 else contextlib.nullcontext():
+            out = model(input_ids=ids, attention_mask=mask, token_type_ids=seg, labels=labels,
+                        sentence_order_label=order)
         out.loss.backward()
         opt.step()
         return out.loss.item()
@@ -197,35 +210,26 @@ def transformers_step(d: dict, threads: int):
 
 
 def factories(d: dict, args: argparse.Namespace) -> dict:
+    """name -> a picklable ``build() -> step`` (each runs in its own spawned worker)."""
     out = {
-        "albert_tf": lambda: albert_tf_step(d, True, False),
-        "albert_tf_full_last_layer": lambda: albert_tf_step(d, False, False),
-        "albert_tf_xla": lambda: albert_tf_step(d, True, True),
-        "keras_hub": lambda: keras_hub_step(d, False),
-        "transformers_torch": lambda: transformers_step(d, args.torch_threads),
+        "albert_tf": partial(albert_tf_step, d, True, False),
+        "albert_tf_full_last_layer": partial(albert_tf_step, d, False, False),
+        "albert_tf_xla": partial(albert_tf_step, d, True, True),
+        "keras_hub": partial(keras_hub_step, d, False),
+        "transformers_torch": partial(transformers_step, d, args.torch_threads),
     }
     if args.xla_full:
-        out["albert_tf_full_last_layer_xla"] = lambda: albert_tf_step(d, False, True)
+        out["albert_tf_full_last_layer_xla"] = partial(albert_tf_step, d, False, True)
     if args.xla_peers:
-        out["keras_hub_xla"] = lambda: keras_hub_step(d, True)
+        out["keras_hub_xla"] = partial(keras_hub_step, d, True)
+    if args.bf16:
+        out["albert_tf_bf16"] = partial(albert_tf_step, d, True, False, "mixed_bfloat16")
+        out["albert_tf_bf16_xla"] = partial(albert_tf_step, d, True, True, "mixed_bfloat16")
+        out["transformers_torch_bf16_autocast"] = partial(transformers_step, d, args.torch_threads, True)
     return out
 
 
-def _worker(name: str, d: dict, args: argparse.Namespace, conn) -> None:
-    """Own one implementation; answer each 'step' message with the step's wall time."""
-    fn = factories(d, args)[name]()
-    while True:
-        message = conn.recv()
-        if message == "stop":
-            break
-        t = time.perf_counter()
-        fn()
-        conn.send(time.perf_counter() - t)
-
-
 def main() -> None:
-    import multiprocessing as mp
-
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--steps", type=int, default=7, help="timed steps per implementation (median reported)")
     parser.add_argument("--warmup", type=int, default=2, help="untimed steps after the first (trace) step")
@@ -233,44 +237,28 @@ def main() -> None:
     parser.add_argument("--torch_threads", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--xla_full", action="store_true", help="also albert_tf_full_last_layer_xla")
     parser.add_argument("--xla_peers", action="store_true", help="also keras_hub_xla")
+    parser.add_argument("--bf16", action="store_true", help="also albert_tf_bf16, albert_tf_bf16_xla "
+                        "(mixed_bfloat16) and transformers_torch_bf16_autocast (torch.autocast bfloat16)")
     parser.add_argument("--smoke", action="store_true", help="a tiny model and batch: checks the script end to end")
     args = parser.parse_args()
 
     d = dict(SMOKE if args.smoke else BASE)
-    names = list(factories(d, args))
+    builders = factories(d, args)
     if args.only:
         wanted = set(args.only.split(","))
-        names = [n for n in names if n in wanted]
+        builders = {n: b for n, b in builders.items() if n in wanted}
 
-    ctx = mp.get_context("spawn")
-    workers = {}
-    for name in names:
-        parent, child = ctx.Pipe()
-        proc = ctx.Process(target=_worker, args=(name, d, args, child), daemon=True)
-        proc.start()
-        workers[name] = (proc, parent)
-    first = {}
-    for name, (_, conn) in workers.items():  # build + trace, one at a time
-        conn.send("step")
-        first[name] = conn.recv()
-        for _ in range(args.warmup):
-            conn.send("step")
-            conn.recv()
-    times: dict[str, list[float]] = {name: [] for name in workers}
-    for _ in range(args.steps):  # interleaved rounds
-        for name, (_, conn) in workers.items():
-            conn.send("step")
-            times[name].append(conn.recv())
-    for proc, conn in workers.values():
-        conn.send("stop")
-        proc.join(timeout=60)
+    with StepWorkers(builders) as workers:
+        first = workers.first_steps(args.warmup)
+        times = workers.rounds(args.steps)
+        foreign = workers.foreign
 
     full_gflop = step_gflop(d)
     subset_gflop = step_gflop(d, last_layer_rows=1 + d["predictions"])
     results = {}
     for name, ts in times.items():
         med = statistics.median(ts)
-        gflop = subset_gflop if name in ("albert_tf", "albert_tf_xla") else full_gflop
+        gflop = full_gflop if "full_last_layer" in name or not name.startswith("albert_tf") else subset_gflop
         results[name] = {
             "median_step_s": round(med, 4),
             "min_step_s": round(min(ts), 4),  # the least disturbed step, for a loaded machine
@@ -282,7 +270,7 @@ def main() -> None:
     summary = {
         "benchmark": "albert_base_pretraining_step" if not args.smoke else "smoke_pretraining_step",
         "shape": d,
-        "dtype": "float32",
+        "dtype": "float32 (the *_bf16* implementations: bfloat16 compute, float32 variables)",
         "optimizer": f"AdamW (lr {LEARNING_RATE}, weight decay {WEIGHT_DECAY}): keras.optimizers.AdamW / "
                      "torch.optim.AdamW",
         "loss": "MLM (weighted mean over the masked positions) + SOP",
@@ -290,12 +278,14 @@ def main() -> None:
         "steps": args.steps,
         "warmup": args.warmup,
         "torch_threads": args.torch_threads,
+        "foreign_cpu_share_per_round": foreign,
         "machine": machine_info(),
         "versions": versions(extra=("keras-hub",)),
         "results": results,
     }
-    ours = {k: v["examples_per_s"] for k, v in results.items() if k.startswith("albert_tf")}
-    peers = {k: v["examples_per_s"] for k, v in results.items() if not k.startswith("albert_tf")}
+    fp32 = {k: v["examples_per_s"] for k, v in results.items() if "bf16" not in k}
+    ours = {k: v for k, v in fp32.items() if k.startswith("albert_tf")}
+    peers = {k: v for k, v in fp32.items() if not k.startswith("albert_tf")}
     if ours and peers:
         best_ours, best_peer = max(ours, key=ours.get), max(peers, key=peers.get)
         summary["albert_tf_over_best_peer"] = round(ours[best_ours] / peers[best_peer], 3)
@@ -307,7 +297,31 @@ def main() -> None:
             key = "last_layer_subset_gain" + ("_xla" if plain.endswith("xla") else "")
             summary[key] = round(results[full]["median_step_s"] / results[plain]["median_step_s"], 3)
             summary[key + "_min_steps"] = round(results[full]["min_step_s"] / results[plain]["min_step_s"], 3)
+    if args.bf16:
+        summary["bf16"] = bf16_summary(results)
     print(json.dumps(summary, indent=2))
+
+
+def bf16_summary(results: dict) -> dict:
+    """bfloat16 against float32 in each framework (step-time ratios: > 1 = bf16 faster), and albert-tf's best
+    bfloat16 against torch autocast."""
+    def ratio(slow: str, fast: str) -> float | None:
+        if slow in results and fast in results:
+            return round(results[slow]["median_step_s"] / results[fast]["median_step_s"], 3)
+        return None
+
+    out = {
+        "albert_tf_bf16_speedup": ratio("albert_tf", "albert_tf_bf16"),
+        "albert_tf_bf16_xla_speedup_over_xla": ratio("albert_tf_xla", "albert_tf_bf16_xla"),
+        "torch_autocast_speedup": ratio("transformers_torch", "transformers_torch_bf16_autocast"),
+    }
+    ours = {k: results[k]["examples_per_s"] for k in ("albert_tf_bf16", "albert_tf_bf16_xla") if k in results}
+    torch_bf16 = results.get("transformers_torch_bf16_autocast")
+    if ours and torch_bf16:
+        best = max(ours, key=ours.get)
+        out["best_albert_tf_bf16"] = best
+        out["albert_tf_bf16_over_torch_autocast"] = round(ours[best] / torch_bf16["examples_per_s"], 3)
+    return out
 
 
 if __name__ == "__main__":

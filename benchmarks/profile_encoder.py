@@ -13,11 +13,15 @@ import argparse
 import collections
 import json
 import os
+import sys
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from benchmarks.common import machine_info  # noqa: E402
 
 MATMUL_OPS = {"MatMul", "BatchMatMulV2", "BatchMatMulV3", "_MklMatMul", "_MklFusedMatMul", "_FusedMatMul",
               "_MklBatchMatMulV2", "Einsum", "_MklEinsum", "_MklNativeFusedMatMul", "_MklNativeBatchMatMulV2"}
@@ -75,6 +79,7 @@ def main() -> None:
         "sum_of_op_times_s": round(traced, 3),
         "matmul_share_of_op_time": round(matmul / traced, 3),
         "by_op_type_s": {k: round(v, 4) for k, v in top},
+        "machine": machine_info(),
     }, indent=2))
 
 

@@ -48,7 +48,6 @@ import datetime
 import json
 import os
 import pathlib
-import platform
 import shutil
 import statistics
 import sys
@@ -63,6 +62,8 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from benchmarks.common import ForeignLoad, machine_info, shared_data_dir, versions  # noqa: E402
+
 SEQ = 128
 LABELS = ["0", "1"]
 PRESET = "albert_base_v2"
@@ -70,8 +71,6 @@ E, H, L, I = 128, 768, 12, 3072  # ALBERT-base v2 dimensions (albert_tf/configs/
 TORCH_THREADS = 2
 CHAIN_SHAPES = ((E, H), (H, 3 * H), (H, H), (H, I), (I, H))  # the forward's dense kernels
 TARGET_RATIO = 0.8
-CPU_FLAGS = ("avx2", "fma", "avx512f", "avx512bw", "avx512vl", "avx512_vnni", "avx512_bf16", "avx512_fp16",
-             "amx_tile", "amx_bf16", "amx_int8")
 MATMUL_OPS = {"MatMul", "BatchMatMulV2", "BatchMatMulV3", "_MklMatMul", "_MklFusedMatMul", "_FusedMatMul",
               "_MklBatchMatMulV2", "_MklNativeFusedMatMul", "_MklNativeBatchMatMulV2", "Einsum", "_MklEinsum",
               "XlaLaunch", "_XlaRun"}
@@ -92,21 +91,20 @@ FALLBACK_TEXT_B = (
 
 # ----------------------------------------------------------------------------------------------- inputs
 
-def shared_data_dir() -> pathlib.Path:
-    """``$ALBERT_TF_SHARED_DATA`` or ``../shared/data`` beside the project root (the tests' convention)."""
-    env = os.environ.get("ALBERT_TF_SHARED_DATA")
-    return pathlib.Path(env) if env else ROOT.parent / "shared" / "data"
-
-
-def benchmark_pair(mrpc_file: str) -> tuple[str, str, str]:
+def benchmark_pair(mrpc_file: str, short: bool = False) -> tuple[str, str, str]:
     """``(text_a, text_b, source)``: one MRPC sentence as ``text_a`` and the second sentences of the following
-    rows joined as ``text_b`` (well over 128 tokens together); built-in English text where the file is absent."""
+    rows joined as ``text_b`` (well over 128 tokens together); built-in English text where the file is absent.
+    ``short``: the first MRPC pair itself (the length of a real request, about 50 tokens packed)."""
     path = pathlib.Path(mrpc_file)
     if not path.is_file():
+        if short:
+            return FALLBACK_TEXT_A, FALLBACK_TEXT_B.split(". ")[0] + ".", "built-in English text (MRPC file absent)"
         return FALLBACK_TEXT_A, FALLBACK_TEXT_B, "built-in English text (MRPC file absent)"
     with open(path, encoding="utf-8-sig", newline="") as f:
         rows = [r for r in csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE) if len(r) >= 5][1:]
     text_a = rows[0][3]
+    if short:
+        return text_a, rows[0][4], f"{path.name}: row 1 (#1 String, #2 String)"
     text_b = " ".join(r[4] for r in rows[1:9])
     return text_a, text_b, f"{path.name}: #1 String of row 1 / #2 Strings of rows 2-9, joined"
 
@@ -235,6 +233,9 @@ def build_exports(work_dir: str, spm_model_file: str, seed: int, variants: list[
         if name == "albert_tf_xla":
             export_classifier(model, path, labels=LABELS, text_pair=True, spm_model_file=spm_model_file,
                               max_seq_length=SEQ, jit_compile=True)
+        elif name == "albert_tf_fixed_padding":
+            export_classifier(model, path, labels=LABELS, text_pair=True, spm_model_file=spm_model_file,
+                              max_seq_length=SEQ, bucket_lengths=None)
         elif name == "albert_tf_bf16":
             export_classifier(copy("bf16")[0], path, labels=LABELS, text_pair=True, spm_model_file=spm_model_file,
                               max_seq_length=SEQ)
@@ -441,7 +442,8 @@ def transformers_side(spec: dict, variant: str) -> Side:
     net = AlbertForSequenceClassification.from_pretrained(path).eval()
 
     def encode():
-        return tokenizer(text_a, text_b, truncation=True, max_length=SEQ, padding="max_length", return_tensors="pt")
+        # No padding: a batch of one runs at its own length (the long pair fills all 128 positions either way).
+        return tokenizer(text_a, text_b, truncation=True, max_length=SEQ, return_tensors="pt")
 
     def request():
         with torch.inference_mode():
@@ -460,7 +462,7 @@ def transformers_side(spec: dict, variant: str) -> Side:
     with torch.inference_mode():
         probabilities = torch.softmax(net(**enc).logits, -1)[0].tolist()
     info = {
-        "path": "AutoTokenizer(a, b, truncation=True, max_length=128, padding='max_length', return_tensors='pt') -> "
+        "path": "AutoTokenizer(a, b, truncation=True, max_length=128, return_tensors='pt') -> "
                 "AlbertForSequenceClassification(**enc).logits.argmax(-1) under torch.inference_mode()",
         "threads": {"torch_num_threads": torch.get_num_threads(),
                     "torch_interop_threads": torch.get_num_interop_threads(),
@@ -509,6 +511,8 @@ SIDES = {
     "albert_tf_xla": (albert_tf_side, "export_classifier(jit_compile=True): the forward under XLA "
                                       "(export_savedmodel --export_jit_compile)"),
     "albert_tf_bf16": (albert_tf_side, "stock export_classifier of the same weights in a mixed_bfloat16 model"),
+    "albert_tf_fixed_padding": (albert_tf_side, "export_classifier(bucket_lengths=None): every request padded to 128 "
+                                                "(export_savedmodel --bucket_lengths=none, the official export)"),
     "albert_tf_xla_bf16": (albert_tf_side, "export_classifier(jit_compile=True) of the mixed_bfloat16 model"),
     "albert_tf_fused_qkv": (albert_tf_side, "scratch export: attention reads a stored [H, 3H] QKV kernel instead of "
                                             "concatenating the Q/K/V variables on every request"),
@@ -592,46 +596,6 @@ def _ask(proc, conn, message, timeout: float, log_file: str):
     return answer
 
 
-def _cpu_jiffies(pids: list[int]) -> tuple[int, int] | None:
-    """(busy jiffies of the whole machine incl. steal, user+system jiffies of ``pids``) from /proc; None where
-    unreadable (not Linux)."""
-    try:
-        with open("/proc/stat") as f:
-            v = [int(x) for x in f.readline().split()[1:9]]
-        busy = v[0] + v[1] + v[2] + v[5] + v[6] + v[7]  # user nice system irq softirq steal (not idle, iowait)
-        ours = 0
-        for pid in pids:
-            try:
-                with open(f"/proc/{pid}/stat") as f:
-                    stat = f.read().rsplit(")", 1)[1].split()
-            except OSError:  # a worker that has gone
-                continue
-            ours += int(stat[11]) + int(stat[12])  # utime, stime (all threads)
-        return busy, ours
-    except (OSError, ValueError, IndexError):
-        return None
-
-
-class ForeignLoad:
-    """Share of the machine's CPU capacity used by processes other than ``pids`` (or stolen by the hypervisor)
-    between ``start()`` and ``stop()``: 0 on a quiet machine, 1 when something else kept every core busy."""
-
-    def __init__(self, pids: list[int]):
-        self.pids = pids
-        self.cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-        self.hz = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
-
-    def start(self) -> None:
-        self.t0, self.j0 = time.perf_counter(), _cpu_jiffies(self.pids)
-
-    def stop(self) -> float | None:
-        wall, j1 = time.perf_counter() - self.t0, _cpu_jiffies(self.pids)
-        if self.j0 is None or j1 is None or wall <= 0:
-            return None
-        foreign = (j1[0] - self.j0[0]) - (j1[1] - self.j0[1])
-        return round(max(foreign, 0) / self.hz / (wall * self.cpus), 3)
-
-
 def run_rounds(workers: dict, plan: list[tuple[str, str]], wanted: int, max_rounds: int, max_foreign: float,
                pause: float, failed: dict) -> dict:
     """Interleaved rounds: each round asks every ``(worker, part)`` of ``plan`` once, ``pause`` s apart. Rounds go
@@ -675,36 +639,6 @@ def run_rounds(workers: dict, plan: list[tuple[str, str]], wanted: int, max_roun
 
 # ----------------------------------------------------------------------------------------------- report
 
-def machine_info() -> dict:
-    """CPU model and the SIMD/AMX flags that decide matmul speed, core counts, platform (every benchmark's JSON)."""
-    model, flags = platform.processor() or "unknown", set()
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            lines = f.read().splitlines()
-        model = next((x.split(":", 1)[1].strip() for x in lines if x.startswith("model name")), model)
-        flags = set(next((x.split(":", 1)[1].split() for x in lines if x.startswith("flags")), []))
-    except OSError:
-        pass
-    affinity = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
-    return {"cpu_model": model, "cpu_flags": {f: f in flags for f in CPU_FLAGS}, "cpu_count": os.cpu_count(),
-            "usable_cpus": affinity, "platform": platform.platform(), "python": platform.python_version()}
-
-
-def versions(extra: tuple[str, ...] = ()) -> dict:
-    """Installed versions of the stack (and of ``extra`` distributions); None where one is missing. Shared by the
-    other benchmark scripts."""
-    from importlib import metadata
-
-    out = {}
-    for dist in ("tensorflow", "tensorflow-text", "keras", "torch", "transformers", "tokenizers", "sentencepiece",
-                 "numpy", "albert-tf", *extra):
-        try:
-            out[dist] = metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            out[dist] = None
-    return out
-
-
 def _stats(times: list[float]) -> dict:
     ms = sorted(t * 1e3 for t in times)
     q = statistics.quantiles(ms, n=10) if len(ms) >= 2 else [ms[0]] * 9
@@ -738,6 +672,10 @@ def parse_args(argv=None) -> argparse.Namespace:
                              "is $ALBERT_TF_SHARED_DATA or ../shared/data beside the project)")
     parser.add_argument("--mrpc_file", default=None, help="MRPC tsv for the input pair (default: <shared "
                         "data>/glue/MRPC/dev.tsv; built-in English text where absent)")
+    parser.add_argument("--pair", choices=("long", "short"), default="long",
+                        help="long: a pair that fills all 128 positions (the headline); short: one real MRPC pair "
+                             "(~50 tokens), where the export's length bucketing and transformers' unpadded batch of "
+                             "one both run at about the real length (the profile's GFLOP figures assume 128)")
     parser.add_argument("--keep_dir", default=None, help="write the exports and worker logs here and keep them")
     args = parser.parse_args(argv)
     if args.runs < 1 or args.warmup < 0 or args.profile_runs < 0 or args.max_rounds_factor < 1:
@@ -774,7 +712,8 @@ def main() -> None:
     if not os.path.isfile(spm_model_file):
         sys.exit(f"serving_latency: SentencePiece model not found: {spm_model_file} (the real ALBERT vocab from "
                  "../shared/data/spm; give --spm_model_file or set ALBERT_TF_SHARED_DATA)")
-    text_a, text_b, source = benchmark_pair(args.mrpc_file or str(shared / "glue" / "MRPC" / "dev.tsv"))
+    text_a, text_b, source = benchmark_pair(args.mrpc_file or str(shared / "glue" / "MRPC" / "dev.tsv"),
+                                            short=args.pair == "short")
     variants = args.variant_list
 
     started = time.perf_counter()
@@ -881,8 +820,10 @@ def report(args: argparse.Namespace, run: dict) -> dict:
     sanity = {
         "max_abs_probability_diff": _max_diff(ours["probabilities"], ref["probabilities"]),
         "tolerance": 1e-4,
-        "input_ids_identical": ours["input_ids"] == ref["input_ids"],
-        "segment_ids_identical": ours["segment_ids"] == ref["segment_ids"],
+        # the real tokens (albert-tf's preprocessor pads to 128; transformers' batch of one is unpadded)
+        "input_ids_identical": ours["num_tokens"] == ref["num_tokens"]
+        and ours["input_ids"][:ours["num_tokens"]] == ref["input_ids"][:ref["num_tokens"]],
+        "segment_ids_identical": ours["segment_ids"][:ours["num_tokens"]] == ref["segment_ids"][:ref["num_tokens"]],
         "labels": {"albert_tf": ours["label"], "transformers": ref["label"]},
         "probabilities": {"albert_tf": ours["probabilities"], "transformers": ref["probabilities"]},
         "albert_tf_token_id_signature_vs_text_signature": ours["token_id_signature_probability_diff"],
@@ -970,6 +911,7 @@ def report(args: argparse.Namespace, run: dict) -> dict:
         "date_utc": run["date"],
         "input": {
             "source": run["source"],
+            "pair": args.pair,
             "text_a_chars": len(run["text_a"]),
             "text_b_chars": len(run["text_b"]),
             "max_seq_length": SEQ,

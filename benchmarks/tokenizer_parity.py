@@ -23,6 +23,8 @@ from absl import app, flags  # noqa: E402
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.common import machine_info  # noqa: E402
+
 FLAGS = flags.FLAGS
 flags.DEFINE_list("input_file", [str(ROOT.parent / "shared" / "data" / "text")], "Text files or folders of them.")
 flags.DEFINE_string("spm_model_file", str(ROOT.parent / "shared" / "data" / "spm" / "30k-clean.model"), "SPM model.")
@@ -137,6 +139,7 @@ def main(argv):
                 "python_seconds": round(py_time, 2),
                 "graph_seconds": round(graph_time, 2),
                 "differences": diffs,
+                "machine": machine_info(),
             },
             ensure_ascii=False,
             indent=1,

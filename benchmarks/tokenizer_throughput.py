@@ -30,6 +30,8 @@ from absl import app, flags  # noqa: E402
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.common import machine_info  # noqa: E402
+
 FLAGS = flags.FLAGS
 flags.DEFINE_list("input_file", [str(ROOT.parent / "shared" / "data" / "text")], "Text files or folders of them.")
 flags.DEFINE_string("spm_model_file", str(ROOT.parent / "shared" / "data" / "spm" / "30k-clean.model"), "SPM model.")
@@ -110,7 +112,7 @@ def main(argv):
                 "mean_chars_per_line": round(sum(map(len, lines)) / max(n, 1), 1),
                 "sentencepiece": sentencepiece.__version__,
                 "tensorflow": tf.__version__,
-                "cpu_count": os.cpu_count(),
+                "machine": machine_info(),
                 "load_average": os.getloadavg(),
                 "results": results,
             },

@@ -264,3 +264,85 @@ def test_every_export_is_written_under_a_temporary_name_and_renamed(tmp_path):
     assert sorted(p.name for p in target.parent.iterdir()) == ["7"]
     with pytest.raises(FileExistsError, match="not empty"):
         write_savedmodel_atomic(str(target), writes, {})
+
+
+def _length_probe():
+    """A stand-in classifier whose logits are [sequence length it was called with, 0]: the served logits show where
+    the export's length bucketing cut each request."""
+    import keras
+    import tensorflow as tf
+
+    class LengthProbe(keras.Model):
+        num_labels = 2
+
+        def call(self, inputs, training=False):
+            ids = inputs["input_ids"]
+            length = tf.cast(tf.shape(ids)[1], tf.float32) * tf.ones_like(tf.cast(ids[:, 0], tf.float32))
+            return tf.stack([length, tf.zeros_like(length)], axis=-1)
+
+    probe = LengthProbe()
+    probe({k: tf.zeros([1, 8], tf.int32) for k in ("input_ids", "input_mask", "segment_ids")})  # built
+    return probe
+
+
+def test_bucketed_export_cuts_each_request_to_its_bucket_and_never_a_real_token(tmp_path):
+    import tensorflow as tf
+    import tensorflow_text  # noqa: F401 (SentencePiece ops of the raw-text signature)
+
+    from albert_tf.export import serving
+
+    _, _, pre = _tiny(2, 128)
+    short = ("The cat sat on the mat.", "A dog.")  # 14 tokens packed -> bucket 32
+    medium = ("The quick brown fox jumps over the lazy dog " * 3, "and runs away.")  # ~35 tokens -> 48
+    exports = {}
+    for name, buckets in (("bucketed", "32,48,64"), ("fixed", "none")):
+        exports[name] = str(tmp_path / name / "1")
+        serving.export_classifier(_length_probe(), exports[name], labels=["a", "b"], text_pair=True,
+                                  preprocessor=pre, bucket_lengths=buckets)
+    assert serving.load_export_info(exports["bucketed"])["bucket_lengths"] == [32, 48, 64, 128]
+    assert serving.load_export_info(exports["fixed"])["bucket_lengths"] is None
+    loaded = {k: tf.saved_model.load(v) for k, v in exports.items()}
+
+    def lengths(name, signature, **feeds):
+        out = loaded[name].signatures[signature](**{k: tf.constant(v) for k, v in feeds.items()})
+        return out["logits"].numpy()[:, 0].tolist()
+
+    n_medium = int(pre({"text_a": tf.constant([medium[0]]), "text_b": tf.constant([medium[1]])})["input_mask"]
+                   .numpy().sum())
+    assert 32 < n_medium <= 48
+    text = "serving_default"
+    assert lengths("bucketed", text, text_a=[short[0]], text_b=[short[1]]) == [32]
+    assert lengths("bucketed", text, text_a=[short[0], medium[0]], text_b=[short[1], medium[1]]) == [48, 48]
+    assert lengths("bucketed", text, text_a=[LONG], text_b=["x"]) == [128]
+    assert lengths("fixed", text, text_a=[short[0]], text_b=[short[1]]) == [128]
+    # Token ids: cut to the bucket of the longest real row; ids longer than every bucket are never cut.
+    ids = np.full((2, 200), 7, np.int32)
+    mask = np.zeros((2, 200), np.int32)
+    mask[0, :10] = 1
+    assert lengths("bucketed", "serve_token_ids", input_ids=ids, input_mask=mask, segment_ids=0 * ids) == [32, 32]
+    mask[1, :150] = 1
+    assert lengths("bucketed", "serve_token_ids", input_ids=ids, input_mask=mask, segment_ids=0 * ids) == [150, 150]
+
+
+def test_bucketed_export_answers_like_fixed_padding(tmp_path):
+    """The real classifier: short requests through the bucketed export (the default) give the fixed-padding
+    export's logits and the Keras model's at full padding."""
+    import tensorflow as tf
+    import tensorflow_text  # noqa: F401
+
+    from albert_tf.export import serving
+
+    _, model, pre = _tiny(2, 128)
+    a = ["The cat sat on the mat.", "Héllo WORLD, it's 1999,2000.", "", "Tiếng Việt có dấu."]
+    b = ["A cat was sitting on a mat.", "", "Only the second segment has text.", "Short."]
+    ref = model(pre({"text_a": tf.constant(a), "text_b": tf.constant(b)}), training=False).numpy()
+    default, fixed = str(tmp_path / "default" / "1"), str(tmp_path / "fixed" / "1")
+    serving.export_classifier(model, default, labels=["0", "1"], text_pair=True, preprocessor=pre)
+    serving.export_classifier(model, fixed, labels=["0", "1"], text_pair=True, preprocessor=pre, bucket_lengths=None)
+    got = {}
+    for name, path in (("default", default), ("fixed", fixed)):
+        out = tf.saved_model.load(path).signatures["serving_default"](text_a=tf.constant(a), text_b=tf.constant(b))
+        got[name] = out["logits"].numpy()
+    np.testing.assert_allclose(got["default"], ref, atol=1e-5)
+    np.testing.assert_allclose(got["fixed"], ref, atol=1e-5)
+    assert ref.std(axis=0).max() > 1e-2  # the inputs give different answers

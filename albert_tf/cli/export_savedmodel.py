@@ -4,7 +4,8 @@
 --task=classifier: a fine-tuned GLUE classifier. Signatures: serving_default (raw strings text_a [+ text_b for
 pair tasks] -> probabilities, label, label_id, logits; or score for STS-B), serve_token_ids
 (input_ids/input_mask/segment_ids) and serve_tf_examples (the official serialized_example receiver). Written to
---export_dir/<global step> (the versioned layout TF Serving loads).
+--export_dir/<global step> (the versioned layout TF Serving loads). Each request is cut in the graph to its
+longest real sequence rounded up to a --bucket_lengths length (same outputs; 'none' pads to --max_seq_length).
 
   export_savedmodel --task_name=MRPC --albert_config_file=albert_base_v2 --spm_model_file=30k-clean.model \\
       --max_seq_length=128 --checkpoint=out/mrpc/best/ckpt-best --export_dir=serving/mrpc
@@ -50,6 +51,7 @@ import math
 from absl import flags
 
 from albert_tf.cli import app
+from albert_tf.data.batching import DEFAULT_BUCKET_LENGTHS
 
 FLAGS = flags.FLAGS
 TASKS = ("classifier", "squad", "race", "encoder")
@@ -99,6 +101,13 @@ def define_flags(fv: flags.FlagValues = FLAGS) -> None:
                           "--task=classifier: run the model's forward under XLA in every signature (same outputs; "
                           "~10% lower CPU latency at batch 1; the first request of each shape compiles).",
                           flag_values=fv)
+    if "bucket_lengths" not in fv:
+        flags.DEFINE_string("bucket_lengths", DEFAULT_BUCKET_LENGTHS,
+                            "--task=classifier: in-graph length bucketing of every signature: a request is cut to its "
+                            "longest real sequence rounded up to the next of these lengths (capped at "
+                            "--max_seq_length), so short texts run at 32-64 positions; same outputs to float "
+                            "rounding. 'none': pad every request to --max_seq_length (the official export).",
+                            flag_values=fv)
     flags.DEFINE_bool("tflite", False,
                       "--task=classifier / squad / race: also convert the token-id signature to <step>/model.tflite "
                       "(TFLite builtin ops only; any batch, sequence length --max_seq_length).", flag_values=fv)
@@ -214,6 +223,7 @@ def _main(argv: list[str]) -> int:
         sharing=FLAGS.sharing,
         threshold_to_export=None if math.isnan(FLAGS.threshold_to_export) else FLAGS.threshold_to_export,
         export_jit_compile=FLAGS.export_jit_compile,
+        bucket_lengths=FLAGS.bucket_lengths,
     )
     return _exported(path, IDS_SIGNATURE)
 

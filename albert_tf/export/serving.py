@@ -13,6 +13,11 @@ Signatures (all batch-major; TF Serving's ``predict`` API):
   model to score a single sentence (an empty second segment is dropped, as the official
   ``if tokens_b:``).
 * ``serve_token_ids``: ``input_ids``, ``input_mask``, ``segment_ids`` int32 [B, S], same outputs.
+* Length bucketing (``bucket_lengths``, on by default): every signature cuts the batch's sequence axis to its
+  longest real sequence rounded up to the next bucket length (``albert_tf.data.batching.trim_batch``, the
+  fine-tuning runners' bucketing), so a short request runs at 32-64 positions instead of ``max_seq_length``.
+  Exact: padding columns are inert under the attention mask (same outputs to float rounding); a token-id request
+  longer than every bucket is never cut.
 * ``serve_tf_examples``: the official ``run_classifier.py --export_dir`` receiver: ``serialized_example``
   [B] strings of ``tf.train.Example`` with int64 ``input_ids``/``input_mask``/``segment_ids``
   [max_seq_length] (the records ``albert_tf.data.glue`` writes), same outputs.
@@ -39,6 +44,7 @@ from typing import Any
 import numpy as np
 
 from albert_tf.data import files as _fs
+from albert_tf.data.batching import DEFAULT_BUCKET_LENGTHS, bucket_boundaries, trim_batch
 
 TEXT_SIGNATURE = "serving_default"
 IDS_SIGNATURE = "serve_token_ids"
@@ -130,6 +136,7 @@ def export_classifier(
     metadata: Mapping[str, Any] | None = None,
     threshold: float | None = None,
     jit_compile: bool = False,
+    bucket_lengths: str | Sequence[int] | None = DEFAULT_BUCKET_LENGTHS,
 ) -> str:
     """Write ``model`` (an ``AlbertClassifier``) as a SavedModel with raw-text, token-id and tf.Example signatures.
 
@@ -148,6 +155,9 @@ def export_classifier(
         lower CPU latency at batch 1 (benchmarks/serving_latency.py). The first request of each new input shape
         compiles (seconds), and the server must be built with XLA's CPU/GPU JIT (stock TensorFlow and
         TensorFlow Serving builds are).
+      bucket_lengths: the bucket lengths of the in-graph length bucketing (``--bucket_lengths`` syntax; ``None``
+        or ``"none"``: every request padded to ``max_seq_length``, as the official export). With ``jit_compile``
+        each bucket length compiles once.
     """
     import keras
     import tensorflow as tf
@@ -162,6 +172,11 @@ def export_classifier(
             raise ValueError("give a preprocessor or spm_model_file and max_seq_length for the raw-text signature")
         preprocessor = make_preprocessor(spm_model_file, max_seq_length, do_lower_case)
     refuse_non_empty(export_dir)
+    seq = int(preprocessor.max_seq_length)
+    boundaries = bucket_boundaries(bucket_lengths, seq)
+
+    def trimmed(features: Mapping[str, Any]) -> Mapping[str, Any]:
+        return features if boundaries is None else trim_batch(features, boundaries)
 
     labels = None if labels is None else [str(x) for x in labels]
     archive = keras.export.ExportArchive()
@@ -174,28 +189,28 @@ def export_classifier(
 
         @tf.function(input_signature=[string, string])
         def serve_text(text_a, text_b):
-            return _classifier_outputs(forward, preprocess(preprocessor, text_a, text_b), labels, threshold)
+            return _classifier_outputs(forward, trimmed(preprocess(preprocessor, text_a, text_b)), labels, threshold)
 
     else:
 
         @tf.function(input_signature=[string])
         def serve_text(text_a):
-            return _classifier_outputs(forward, preprocess(preprocessor, text_a, None), labels, threshold)
+            return _classifier_outputs(forward, trimmed(preprocess(preprocessor, text_a, None)), labels, threshold)
 
     ids = tf.TensorSpec([None, None], tf.int32)
 
     @tf.function(input_signature=[ids, ids, ids])
     def serve_ids(input_ids, input_mask, segment_ids):
         feats = {"input_ids": input_ids, "input_mask": input_mask, "segment_ids": segment_ids}
-        return _classifier_outputs(forward, feats, labels, threshold)
+        return _classifier_outputs(forward, trimmed(feats), labels, threshold)
 
-    seq = int(preprocessor.max_seq_length)
     example_spec = {k: tf.io.FixedLenFeature([seq], tf.int64) for k in ("input_ids", "input_mask", "segment_ids")}
 
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
     def serve_examples(serialized_example):
         parsed = tf.io.parse_example(serialized_example, example_spec)
-        return _classifier_outputs(forward, {k: tf.cast(v, tf.int32) for k, v in parsed.items()}, labels, threshold)
+        feats = {k: tf.cast(v, tf.int32) for k, v in parsed.items()}
+        return _classifier_outputs(forward, trimmed(feats), labels, threshold)
 
     archive.add_endpoint(TEXT_SIGNATURE, serve_text)
     archive.add_endpoint(IDS_SIGNATURE, serve_ids)
@@ -210,6 +225,7 @@ def export_classifier(
         "max_seq_length": seq,
         "threshold": threshold,
         "jit_compile": bool(jit_compile),
+        "bucket_lengths": None if boundaries is None else list(boundaries),
         "labels": labels,
         "regression": labels is None,
         "outputs": ["score", "logits"] if labels is None else ["probabilities", "label", "label_id", "logits"],

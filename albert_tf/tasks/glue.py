@@ -265,6 +265,7 @@ class GlueTask(Task):
             preprocessor=AlbertPreprocessor.from_tokenizer(self.tokenizer, self.max_seq_length),
             threshold=self.options.threshold_to_export,
             jit_compile=self.options.export_jit_compile,
+            bucket_lengths=self.options.bucket_lengths,
             metadata=export_metadata(self.processor.name, self.max_seq_length, self.tokenizer, source, step),
         )
         logging.info("exported SavedModel to %s", path)

@@ -167,6 +167,19 @@ def test_paper_parameter_counts_agree_with_the_formula_for_albert_base():
             assert abs(n / 1e6 - float(row["params"][:-1])) <= 1.1, (sharing, e, n)
 
 
+def test_sop_budget_estimate_extrapolates_the_second_half_of_the_curve():
+    from albert_tf.reproduce.report import sop_budget_estimate
+
+    budget = dict(BUDGETS["small"].fields())
+    # 50% until step 900, then +1 point per 300 steps: slope 1/30000 per step; at 1800 it is 53%, the target
+    # (majority 50% + 10) is 7 points away: 7 * 300 = 2100 more steps -> 3900.
+    curve = [{"step": s, "sentence_order_accuracy": 0.5 + max(0, s - 900) / 30000} for s in range(0, 1801, 300)]
+    text = sop_budget_estimate(curve, 0.5, budget)
+    assert "3,900 steps" in text and "2.2x" in text and "3.33 points per 1,000 steps" in text
+    flat = [{"step": s, "sentence_order_accuracy": 0.52 - s / 1e6} for s in range(0, 1801, 300)]
+    assert "no upward trend" in sop_budget_estimate(flat, 0.5, budget)
+
+
 def test_render_only_without_saved_results_fails_cleanly(tmp_path, capsys):
     from albert_tf.reproduce.__main__ import main
 

@@ -285,7 +285,7 @@ def _length_probe():
     return probe
 
 
-def test_bucketed_export_cuts_each_request_to_its_bucket_and_never_a_real_token(tmp_path):
+def test_bucketed_export_cuts_each_text_request_to_its_bucket(tmp_path):
     import tensorflow as tf
     import tensorflow_text  # noqa: F401 (SentencePiece ops of the raw-text signature)
 
@@ -315,13 +315,18 @@ def test_bucketed_export_cuts_each_request_to_its_bucket_and_never_a_real_token(
     assert lengths("bucketed", text, text_a=[short[0], medium[0]], text_b=[short[1], medium[1]]) == [48, 48]
     assert lengths("bucketed", text, text_a=[LONG], text_b=["x"]) == [128]
     assert lengths("fixed", text, text_a=[short[0]], text_b=[short[1]]) == [128]
-    # Token ids: cut to the bucket of the longest real row; ids longer than every bucket are never cut.
+    # tf.Example records (padded to max_seq_length by the feature writer) are cut the same way.
+    record = tf.train.Example(features=tf.train.Features(feature={
+        k: tf.train.Feature(int64_list=tf.train.Int64List(value=v)) for k, v in
+        (("input_ids", [2, 9, 3] + [0] * 125), ("input_mask", [1, 1, 1] + [0] * 125), ("segment_ids", [0] * 128))
+    })).SerializeToString()
+    assert lengths("bucketed", "serve_tf_examples", serialized_example=[record]) == [32]
+    assert lengths("fixed", "serve_tf_examples", serialized_example=[record]) == [128]
+    # Token ids run at the length the caller sends (the signature --tflite converts; TFLite has no searchsorted).
     ids = np.full((2, 200), 7, np.int32)
     mask = np.zeros((2, 200), np.int32)
     mask[0, :10] = 1
-    assert lengths("bucketed", "serve_token_ids", input_ids=ids, input_mask=mask, segment_ids=0 * ids) == [32, 32]
-    mask[1, :150] = 1
-    assert lengths("bucketed", "serve_token_ids", input_ids=ids, input_mask=mask, segment_ids=0 * ids) == [150, 150]
+    assert lengths("bucketed", "serve_token_ids", input_ids=ids, input_mask=mask, segment_ids=0 * ids) == [200, 200]
 
 
 def test_bucketed_export_answers_like_fixed_padding(tmp_path):

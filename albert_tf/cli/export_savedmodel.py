@@ -103,10 +103,11 @@ def define_flags(fv: flags.FlagValues = FLAGS) -> None:
                           flag_values=fv)
     if "bucket_lengths" not in fv:
         flags.DEFINE_string("bucket_lengths", DEFAULT_BUCKET_LENGTHS,
-                            "--task=classifier: in-graph length bucketing of every signature: a request is cut to its "
-                            "longest real sequence rounded up to the next of these lengths (capped at "
-                            "--max_seq_length), so short texts run at 32-64 positions; same outputs to float "
-                            "rounding. 'none': pad every request to --max_seq_length (the official export).",
+                            "--task=classifier: in-graph length bucketing of the raw-text and tf.Example "
+                            "signatures: a request is cut to its longest real sequence rounded up to the next of "
+                            "these lengths (capped at --max_seq_length), so short texts run at 32-64 positions; same "
+                            "outputs to float rounding (serve_token_ids runs at the length sent). 'none': pad every "
+                            "request to --max_seq_length (the official export).",
                             flag_values=fv)
     flags.DEFINE_bool("tflite", False,
                       "--task=classifier / squad / race: also convert the token-id signature to <step>/model.tflite "

@@ -13,11 +13,12 @@ Signatures (all batch-major; TF Serving's ``predict`` API):
   model to score a single sentence (an empty second segment is dropped, as the official
   ``if tokens_b:``).
 * ``serve_token_ids``: ``input_ids``, ``input_mask``, ``segment_ids`` int32 [B, S], same outputs.
-* Length bucketing (``bucket_lengths``, on by default): every signature cuts the batch's sequence axis to its
-  longest real sequence rounded up to the next bucket length (``albert_tf.data.batching.trim_batch``, the
-  fine-tuning runners' bucketing), so a short request runs at 32-64 positions instead of ``max_seq_length``.
-  Exact: padding columns are inert under the attention mask (same outputs to float rounding); a token-id request
-  longer than every bucket is never cut.
+* Length bucketing (``bucket_lengths``, on by default): the raw-text and tf.Example signatures cut the batch's
+  sequence axis to its longest real sequence rounded up to the next bucket length
+  (``albert_tf.data.batching.trim_batch``, the fine-tuning runners' bucketing), so a short request runs at 32-64
+  positions instead of ``max_seq_length``. Exact: padding columns are inert under the attention mask (same outputs
+  to float rounding). ``serve_token_ids`` runs at the length the caller sends (it is what ``--tflite`` converts,
+  and TFLite builtins have no ``searchsorted``).
 * ``serve_tf_examples``: the official ``run_classifier.py --export_dir`` receiver: ``serialized_example``
   [B] strings of ``tf.train.Example`` with int64 ``input_ids``/``input_mask``/``segment_ids``
   [max_seq_length] (the records ``albert_tf.data.glue`` writes), same outputs.
@@ -202,7 +203,7 @@ def export_classifier(
     @tf.function(input_signature=[ids, ids, ids])
     def serve_ids(input_ids, input_mask, segment_ids):
         feats = {"input_ids": input_ids, "input_mask": input_mask, "segment_ids": segment_ids}
-        return _classifier_outputs(forward, trimmed(feats), labels, threshold)
+        return _classifier_outputs(forward, feats, labels, threshold)  # the caller's own length (TFLite converts it)
 
     example_spec = {k: tf.io.FixedLenFeature([seq], tf.int64) for k in ("input_ids", "input_mask", "segment_ids")}
 

@@ -86,7 +86,10 @@ def trim_batch(batch: Mapping[str, Any], boundaries: Sequence[int], mask_feature
     ends = tf.where(tf.not_equal(mask, 0), positions, tf.zeros_like(positions))  # broadcasts over leading axes
     longest = tf.reduce_max(ends)
     bounds = tf.constant(list(boundaries), tf.int32)
-    index = tf.minimum(tf.searchsorted(bounds, tf.reshape(longest, [1]), side="left")[0], len(boundaries) - 1)
+    # The first boundary >= longest: the count of boundaries below it (searchsorted's LowerBound op has no TFLite
+    # builtin nor Flex kernel, and the exported raw-text signature must still convert with SELECT_TF_OPS).
+    below = tf.reduce_sum(tf.cast(bounds < longest, tf.int32))
+    index = tf.minimum(below, len(boundaries) - 1)
     # Never below the longest real sequence: a serving caller may send ids longer than the last boundary.
     cut = tf.minimum(tf.maximum(bounds[index], longest), length)
     return {name: value[..., :cut] if name in sequence_features else value for name, value in batch.items()}

@@ -18,7 +18,7 @@ Signatures (all batch-major; TF Serving's ``predict`` API):
   (``albert_tf.data.batching.trim_batch``, the fine-tuning runners' bucketing), so a short request runs at 32-64
   positions instead of ``max_seq_length``. Exact: padding columns are inert under the attention mask (same outputs
   to float rounding). ``serve_token_ids`` runs at the length the caller sends (it is what ``--tflite`` converts,
-  and TFLite builtins have no ``searchsorted``).
+  with TFLite builtins only, at one fixed length).
 * ``serve_tf_examples``: the official ``run_classifier.py --export_dir`` receiver: ``serialized_example``
   [B] strings of ``tf.train.Example`` with int64 ``input_ids``/``input_mask``/``segment_ids``
   [max_seq_length] (the records ``albert_tf.data.glue`` writes), same outputs.

@@ -322,7 +322,7 @@ def test_bucketed_export_cuts_each_text_request_to_its_bucket(tmp_path):
     })).SerializeToString()
     assert lengths("bucketed", "serve_tf_examples", serialized_example=[record]) == [32]
     assert lengths("fixed", "serve_tf_examples", serialized_example=[record]) == [128]
-    # Token ids run at the length the caller sends (the signature --tflite converts with builtins only, at a fixed length).
+    # Token ids run at the length the caller sends (--tflite converts this signature, builtins only, fixed length).
     ids = np.full((2, 200), 7, np.int32)
     mask = np.zeros((2, 200), np.int32)
     mask[0, :10] = 1

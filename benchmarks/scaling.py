@@ -63,12 +63,15 @@ def train_row(model: str, seq: int, batch: int, args: argparse.Namespace) -> dic
     builders = {"albert_tf": partial(albert_tf_step, d, True, False)}
     if model in args.reference and batch in args.reference_batch_sizes:
         builders["transformers_torch"] = partial(transformers_step, d, args.torch_threads)
-    with StepWorkers(builders) as workers:
-        first = workers.first_steps(args.warmup)
-        times = workers.rounds(args.steps)
-        foreign = workers.foreign
-    row = {"model": model, "seq": seq, "batch": batch, "predictions": d["predictions"],
-           "tokens_per_step": seq * batch, "foreign_cpu_share_per_round": foreign}
+    row = {"model": model, "seq": seq, "batch": batch, "predictions": d["predictions"], "tokens_per_step": seq * batch}
+    try:
+        with StepWorkers(builders) as workers:
+            first = workers.first_steps(args.warmup)
+            times = workers.rounds(args.steps)
+            row["foreign_cpu_share_per_round"] = workers.foreign
+    except RuntimeError as e:  # e.g. killed for memory (exit -9) at the largest shapes: the other rows still count
+        row["error"] = str(e).splitlines()[0]
+        return row
     for name, ts in times.items():
         med = statistics.median(ts)
         gflop = step_gflop(d, last_layer_rows=1 + d["predictions"] if name == "albert_tf" else None)
@@ -133,8 +136,8 @@ def plot(report: dict, path: str) -> None:
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
     ax = axes[0]
     for model in sorted({r["model"] for r in report["train"]}):
-        for seq in sorted({r["seq"] for r in report["train"] if r["model"] == model}):
-            rows = sorted((r for r in report["train"] if r["model"] == model and r["seq"] == seq),
+        for seq in sorted({r["seq"] for r in report["train"] if r["model"] == model and "error" not in r}):
+            rows = sorted((r for r in report["train"] if r["model"] == model and r["seq"] == seq and "error" not in r),
                           key=lambda r: r["batch"])
             ax.plot([r["batch"] for r in rows], [r["albert_tf"]["us_per_token"] for r in rows], marker="o",
                     label=f"albert-tf {model}, seq {seq}")
@@ -175,6 +178,9 @@ def markdown(report: dict) -> str:
     lines = ["| model | seq | batch | albert-tf ms/step | µs/token | GFLOP/s | transformers µs/token | ratio |",
              "|---|---|---|---|---|---|---|---|"]
     for r in report["train"]:
+        if "error" in r:
+            lines.append(f"| {r['model']} | {r['seq']} | {r['batch']} | not measured: {r['error']} | | | | |")
+            continue
         a, t = r["albert_tf"], r.get("transformers_torch")
         lines.append(f"| {r['model']} | {r['seq']} | {r['batch']} | {a['median_step_s'] * 1e3:.0f} | "
                      f"{a['us_per_token']:.1f} | {a['achieved_gflops']:.0f} | "
@@ -235,8 +241,9 @@ def main() -> None:
             for seq in args.seq_lengths:
                 for batch in args.batch_sizes:
                     report["train"].append(train_row(model, seq, batch, args))
-                    print(f"{model} seq {seq} batch {batch}: "
-                          f"{report['train'][-1]['albert_tf']['us_per_token']} us/token", file=sys.stderr)
+                    row = report["train"][-1]
+                    done = row["error"] if "error" in row else f"{row['albert_tf']['us_per_token']} us/token"
+                    print(f"{model} seq {seq} batch {batch}: {done}", file=sys.stderr)
     if not args.skip_data:
         report["data"] = data_rows(args)
     if args.plot:

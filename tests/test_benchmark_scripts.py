@@ -91,7 +91,8 @@ def test_scaling_smoke_and_markdown(tmp_path):
     for r in rows:
         assert r["predictions"] == {32: 5, 64: 10}[r["seq"]]  # ceil(0.15 * seq)
         a = r["albert_tf"]
-        assert a["us_per_token"] == pytest.approx(a["median_step_s"] / (r["seq"] * r["batch"]) * 1e6, rel=1e-2)
+        tokens = r["seq"] * r["batch"]  # median_step_s is rounded to 0.1 ms: that much slack, per token
+        assert a["us_per_token"] == pytest.approx(a["median_step_s"] / tokens * 1e6, abs=0.5e-4 / tokens * 1e6 + 0.01)
     assert (tmp_path / "s.png").stat().st_size > 10_000
     saved = tmp_path / "s.json"
     saved.write_text(json.dumps(report))

@@ -75,8 +75,7 @@ def trim_batch(batch: Mapping[str, Any], boundaries: Sequence[int], mask_feature
 
     The real length of a row is one past its last non-zero ``mask_feature`` entry (over every axis but the first:
     RACE's ``[B, 4, S]`` counts its four choices); the cut length is the smallest of ``boundaries`` (sorted, the last
-    one the full length) that holds the batch's longest, or the longest itself where it exceeds every boundary (no
-    real token is ever cut). Rows stay in order, per-example features are untouched.
+    one the full length) that holds the batch's longest. Rows stay in order, per-example features are untouched.
     """
     import tensorflow as tf
 
@@ -90,8 +89,7 @@ def trim_batch(batch: Mapping[str, Any], boundaries: Sequence[int], mask_feature
     # builtin nor Flex kernel, and the exported raw-text signature must still convert with SELECT_TF_OPS).
     below = tf.reduce_sum(tf.cast(bounds < longest, tf.int32))
     index = tf.minimum(below, len(boundaries) - 1)
-    # Never below the longest real sequence: a serving caller may send ids longer than the last boundary.
-    cut = tf.minimum(tf.maximum(bounds[index], longest), length)
+    cut = tf.minimum(bounds[index], length)
     return {name: value[..., :cut] if name in sequence_features else value for name, value in batch.items()}
 
 

@@ -43,7 +43,7 @@ sys.path.insert(0, ROOT)
 
 from benchmarks.common import machine_info  # noqa: E402
 
-_RUN_OURS = """
+RUN_OURS = """
 import json, sys, time
 from albert_tf.data.pretraining import PretrainingDataConfig, TokenizerSpec, create_pretraining_data
 a = json.loads(sys.argv[1])
@@ -112,7 +112,7 @@ def _tree_rss_kb(pid: int) -> int:
     return total
 
 
-def _measure(code: str, args: dict, extra: list[str] | None = None) -> dict:
+def measure(code: str, args: dict, extra: list[str] | None = None) -> dict:
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", PYTHONPATH=ROOT)
     start = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-c", code, json.dumps(args), *(extra or [])], stdout=subprocess.PIPE,
@@ -204,15 +204,15 @@ def main() -> None:
         print(json.dumps(report, indent=2))
         return
     if not a.only_beam:
-        report["official_subset_x2_dupe1"] = _measure(_RUN_OFFICIAL, {"input": subset2, "output": out,
+        report["official_subset_x2_dupe1"] = measure(_RUN_OFFICIAL, {"input": subset2, "output": out,
                                                                 "spm": a.spm_model_file, "config": cfg},
                                                       [os.path.join(ROOT, "tests")])
     for workers in (1, 2):
-        r1 = _median([_measure(_RUN_OURS, {"input": corpus, "output": out, "spm": a.spm_model_file,
+        r1 = _median([measure(RUN_OURS, {"input": corpus, "output": out, "spm": a.spm_model_file,
                                            "config": ours_cfg, "workers": workers}) for _ in range(a.full_repeats)])
         report[f"ours_1x_w{workers}"] = r1
         if not a.skip_4x and not a.only_beam:
-            r4 = _measure(_RUN_OURS, {"input": corpus4, "output": out, "spm": a.spm_model_file, "config": ours_cfg,
+            r4 = measure(RUN_OURS, {"input": corpus4, "output": out, "spm": a.spm_model_file, "config": ours_cfg,
                                       "workers": workers})
             report[f"ours_4x_w{workers}"] = r4
             report[f"pss_4x_over_1x_w{workers}"] = round(r4["peak_pss_mb"] / r1["peak_pss_mb"], 3)
@@ -237,9 +237,9 @@ def _speedup_columns(report: dict, a: argparse.Namespace, cfg: dict, corpus: str
         c = {**cfg, "dupe_factor": dupe}
         off, ours_sub = [], []
         for _ in range(a.repeats):
-            off.append(_measure(_RUN_OFFICIAL, {"input": text_file, "output": out, "spm": a.spm_model_file,
+            off.append(measure(_RUN_OFFICIAL, {"input": text_file, "output": out, "spm": a.spm_model_file,
                                                 "config": c}, [tests_dir]))
-            ours_sub.append(_measure(_RUN_OURS, {"input": text_file, "output": out, "spm": a.spm_model_file,
+            ours_sub.append(measure(RUN_OURS, {"input": text_file, "output": out, "spm": a.spm_model_file,
                                                  "config": {**c, "shuffle_buffer_size": a.shuffle_buffer_size},
                                                  "workers": 1}))
         report["setup"]["subset_small_bytes_dupe10"] = os.path.getsize(small)
@@ -264,7 +264,7 @@ def _beam_columns(report: dict, a: argparse.Namespace, corpus: str, out: str, ou
     modes = (("in_memory_w1", ["--direct_running_mode=in_memory", "--direct_num_workers=1"], 1),
              ("multi_processing_w2", ["--direct_running_mode=multi_processing", "--direct_num_workers=2"], 2))
     for name, options, workers in modes:
-        r = _median([_measure(_RUN_BEAM, {"input": corpus, "output": out + "_beam", "spm": a.spm_model_file,
+        r = _median([measure(_RUN_BEAM, {"input": corpus, "output": out + "_beam", "spm": a.spm_model_file,
                                           "config": ours_cfg, "options": options})
                      for _ in range(a.full_repeats)])
         report[f"beam_direct_1x_{name}"] = r

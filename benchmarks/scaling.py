@@ -13,10 +13,12 @@ Per row: median step time of ``--steps`` steps after a trace step and ``--warmup
 token (step time / (batch x seq)), examples/s and achieved GFLOP/s (the analytic FLOPs of pretraining_step.py).
 
 Data (``data`` block): ``create_pretraining_data`` on the real text of ``../shared/data/text`` (prepared with
-``albert_prepare_text``) and on that corpus repeated 4 and 16 times, ``--data_workers`` worker processes, in a
-fresh subprocess each: instances/s and peak memory (sum of PSS over the process tree, sampled every 20 ms, as in
-``benchmarks/pretraining_data.py``); ``pss_over_1x`` shows that memory does not grow with the corpus (the shuffle
-buffer bounds it).
+``albert_prepare_text``; ``--corpus_documents``: paragraph-sized documents, or one per file) and on that corpus
+repeated 4 and 16 times, ``--data_workers`` worker processes, in a fresh subprocess each: instances/s and peak
+memory (sum of PSS over the process tree, sampled every 20 ms, as in ``benchmarks/pretraining_data.py``);
+``pss_over_1x`` shows whether memory grows with the corpus. It is bounded by the shuffle buffer and the chunks in
+flight; with whole books as documents, a chunk's record count depends on the official once-per-document
+short-length draw (10% of documents are cut into short instances), so the peak is that of the unluckiest chunk.
 
 ``--plot FILE.png`` draws both; ``--markdown FILE.json`` prints the README tables from a saved JSON and runs
 nothing. The JSON carries the CPU model and flags and the date (``machine``).
@@ -44,7 +46,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from benchmarks.common import StepWorkers, machine_info, shared_data_dir, versions  # noqa: E402
-from benchmarks.pretraining_data import _RUN_OURS, _measure  # noqa: E402
+from benchmarks.pretraining_data import RUN_OURS, measure  # noqa: E402
 from benchmarks.pretraining_step import BASE, albert_tf_step, step_gflop, transformers_step  # noqa: E402
 
 # albert_tiny (albert_tf/configs/albert_tiny.json) with positions up to 512.
@@ -88,6 +90,7 @@ def data_rows(args: argparse.Namespace) -> dict:
     """create_pretraining_data on the real corpus x1, x4, x16: throughput and peak PSS."""
     import glob
 
+    from albert_tf.data.documents import prepare_split
     from albert_tf.data.prepare_text import prepare_files
 
     text_dir = os.path.join(args.shared_data, "text")
@@ -95,11 +98,18 @@ def data_rows(args: argparse.Namespace) -> dict:
     files = sorted(glob.glob(os.path.join(text_dir, "*", "*.txt")))
     if not files or not os.path.isfile(spm):
         return {"skipped": f"no text/ or spm/30k-clean.model under {args.shared_data}"}
-    config = {"max_seq_length": 128, "dupe_factor": 1, "shuffle_buffer_size": args.shuffle_buffer_size}
-    out: dict = {"setup": {**config, "num_workers": args.data_workers, "text_files": len(files)}, "rows": []}
+    config = {"max_seq_length": 128, "dupe_factor": 1, "shuffle_buffer_size": args.shuffle_buffer_size,
+              "short_seq_scope": args.short_seq_scope}
+    out: dict = {"setup": {**config, "num_workers": args.data_workers, "text_files": len(files),
+                           "corpus_documents": args.corpus_documents}, "rows": []}
     with tempfile.TemporaryDirectory(prefix="albert_scaling_") as tmp:
         corpus = os.path.join(tmp, "corpus_1x.txt")
-        prep = prepare_files(files, corpus, encodings=("utf-8", "iso-8859-1"))
+        encodings = ("utf-8", "iso-8859-1")
+        if args.corpus_documents == "files":  # one document per file: whole books
+            prep = prepare_files(files, corpus, encodings=encodings)
+        else:  # documents of paragraph size, as albert_prepare_text --document_unit=paragraphs and the reproduction
+            prep = prepare_split(files, corpus, document_unit="paragraphs", document_sentences=20,
+                                 encodings=encodings)
         with open(corpus, encoding="utf-8") as f:
             text = f.read()
         out["setup"]["corpus_1x_bytes"] = os.path.getsize(corpus)
@@ -109,7 +119,7 @@ def data_rows(args: argparse.Namespace) -> dict:
             if times != 1:
                 with open(path, "w", encoding="utf-8") as f:
                     f.write("\n".join([text] * times))
-            r = _measure(_RUN_OURS, {"input": path, "output": os.path.join(tmp, f"out_{times}x"), "spm": spm,
+            r = measure(RUN_OURS, {"input": path, "output": os.path.join(tmp, f"out_{times}x"), "spm": spm,
                                      "config": config, "workers": args.data_workers})
             for name in os.listdir(tmp):  # the records of this size: not needed, and 16x is large
                 if name.startswith(f"out_{times}x"):
@@ -215,6 +225,12 @@ def main() -> None:
     parser.add_argument("--corpus_multiples", type=_ints, default=[1, 4, 16])
     parser.add_argument("--data_workers", type=int, default=2)
     parser.add_argument("--shuffle_buffer_size", type=int, default=10_000)
+    parser.add_argument("--corpus_documents", choices=("paragraphs", "files"), default="paragraphs",
+                        help="documents of the data corpus: paragraph-sized (~20 sentences, as real corpora and the "
+                        "reproduction) or one per file (whole books: the official once-per-document short-length "
+                        "draw then makes the record count of a chunk, and so peak memory, a lottery)")
+    parser.add_argument("--short_seq_scope", choices=("document", "instance"), default="document",
+                        help="create_pretraining_data --short_seq_scope (document: the official)")
     parser.add_argument("--shared_data", default=str(shared_data_dir()))
     parser.add_argument("--skip_train", action="store_true")
     parser.add_argument("--skip_data", action="store_true")

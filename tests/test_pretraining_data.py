@@ -245,6 +245,77 @@ def test_sentence_order_policies(tmp_path, corpus_dir, wordpiece_spec, policy):
         assert not_same_doc > 0  # official keeps random-document negatives for one-segment chunks, nsp has them
 
 
+# ------------------------------------------------------------------------------------------ packed chunk results
+def test_packed_records_give_back_the_records_in_shuffled_order_after_pickling():
+    import array
+    import pickle
+
+    from albert_tf.data.pretraining.pipeline import PackedRecords
+
+    rng = random.Random(3)
+    records = [bytes(rng.randrange(256) for _ in range(rng.randrange(0, 40))) for _ in range(200)]
+    ends = array.array("Q")
+    blob = bytearray()
+    for r in records:
+        blob += r
+        ends.append(len(blob))
+    order = list(range(len(records)))
+    random.Random(7).shuffle(order)
+    packed = pickle.loads(pickle.dumps(PackedRecords(blob, ends, array.array("I", order))))  # as a worker sends it
+    out = list(packed)
+    assert len(packed) == 200 and out == [records[i] for i in order] and all(type(r) is bytes for r in out)
+    assert list(PackedRecords(b"", array.array("Q"), array.array("I"))) == []
+
+
+def test_chunk_records_are_the_official_shuffle_of_the_created_instances(spm_spec):
+    """process_chunk shuffles indices, not records: the same draws and the same permutation as the official
+    ``rng.shuffle(instances)`` on the list of records, checked on one chunk against an independent replay."""
+    from albert_tf.data.pretraining.instances import create_instances_from_document
+    from albert_tf.data.pretraining.pipeline import (
+        ChunkContext,
+        chunk_seeds,
+        documents_from_lines,
+        new_counters,
+        process_chunk,
+    )
+    from albert_tf.data.pretraining.reading import Chunk
+
+    config = PretrainingDataConfig(max_seq_length=32, max_predictions_per_seq=5, dupe_factor=2, random_seed=11)
+    ctx = ChunkContext(config, spm_spec)
+    lines = [f"sentence {i} of document {d} says something about {w}." for d, w in enumerate("abcdef")
+             for i in range(6)]
+    lines = [line if (k + 1) % 6 else line + "\n" for k, line in enumerate(lines)]
+    lines = [part for line in lines for part in line.split("\n")]
+    chunk = Chunk(4, lines)
+    _, packed, counters = process_chunk(chunk, ctx)
+    # the replay: the official loop with a plain list of records and random.Random.shuffle
+    documents = documents_from_lines(ctx.encoder, lines, new_counters())
+    py_seed, np_seed = chunk_seeds(config.random_seed, chunk.index)
+    rng = random.Random(py_seed)
+    sampler = NgramSampler(np.random.RandomState(np_seed), config.ngram, config.favor_shorter_ngram)
+    expected: list[bytes] = []
+    rng.shuffle(documents)
+    for _ in range(config.dupe_factor):
+        for i in range(len(documents)):
+            create_instances_from_document(documents, i, ctx.instance_config, rng, sampler,
+                                           lambda inst: expected.append(ctx.example_encoder.encode(inst)),
+                                           new_counters())
+    rng.shuffle(expected)
+    assert len(expected) > 10 and list(packed) == expected and counters["instances"] == len(expected)
+
+
+def test_release_free_memory_runs_where_glibc_is():
+    import platform
+
+    from albert_tf.data.pretraining.memory import release_free_memory
+
+    done = release_free_memory()
+    if platform.system() == "Linux" and platform.libc_ver()[0] == "glibc":
+        assert done is True
+    else:
+        assert done in (True, False)
+
+
 # ------------------------------------------------------------------------------------------ masking internals
 @pytest.mark.parametrize("size", [0, 1, 2, 3, 7, 64, 129, 1000, 5000])
 def test_fast_shuffle_is_random_shuffle(size):

@@ -239,6 +239,18 @@ def test_tiny_budget_end_to_end_resumes_and_renders(tmp_path, capsys):
     assert out.read_text(encoding="utf-8") == text
     assert all((assets / plot).exists() for plot in PLOTS)
 
+    # A fresh workdir with --reuse_results: every run of the same budget comes from the saved JSON (nothing is
+    # pretrained or fine-tuned again), and the page says which runs were reused and from when.
+    again = tmp_path / "again" / "REPRODUCTION.md"
+    capsys.readouterr()
+    assert main([*args[:1], f"--workdir={tmp_path / 'work2'}", f"--output={again}", args[-1],
+                 f"--reuse_results={assets / 'results.json'}"]) == 0
+    err = capsys.readouterr().err
+    assert err.count("reused from results.json") == len(runs)
+    assert ": pretraining " not in err and ": fine-tuning " not in err
+    page = again.read_text(encoding="utf-8")
+    assert "Runs reused from an earlier invocation" in page and all(f"`{name}`" in page for name in runs)
+
 
 def test_prepare_text_command_cuts_paragraph_documents_and_holds_some_out(tmp_path):
     import subprocess
@@ -268,6 +280,54 @@ def test_a_saved_run_is_reused_only_under_the_same_budget(tmp_path):
     path = str(tmp_path / "metrics.json")
     _write(path, {"complete": True, "budget_fields": tiny.fields(), "x": 1})
     assert _read_complete(path, tiny)["x"] == 1
-    assert _read_complete(path, dataclasses.replace(tiny, table5_steps=tiny.table5_steps + 1)) is None
+    longer_table5 = dataclasses.replace(tiny, table5_steps=tiny.table5_steps + 1)
+    assert _read_complete(path, longer_table5) is None
+    # ... but a longer Table 5 does not invalidate the runs of Tables 3 and 4, nor a new estimate anything
+    assert _read_complete(path, longer_table5, "ablation")["x"] == 1
+    assert _read_complete(path, dataclasses.replace(tiny, ablation_steps=3), "ablation") is None
+    assert _read_complete(path, dataclasses.replace(tiny, estimate="other"), "table5")["x"] == 1
+    assert _read_complete(path, dataclasses.replace(tiny, learning_rate=1.0), "ablation") is None
     _write(path, {"complete": False, "budget_fields": tiny.fields()})
     assert _read_complete(path, tiny) is None
+
+
+def test_budget_parts_name_real_fields_and_cover_what_changes_a_run():
+    import dataclasses
+
+    from albert_tf.reproduce.budgets import PART_FIELDS
+
+    names = {f.name for f in dataclasses.fields(BUDGETS["tiny"])}
+    for part, fields in PART_FIELDS.items():
+        assert set(fields) <= names, part
+    # every field but the documentation and the list of Table 3 runs decides some result
+    assert names - set().union(*PART_FIELDS.values()) == {"name", "estimate", "embedding_sizes"}
+    with pytest.raises(ValueError, match="unknown part"):
+        BUDGETS["tiny"].fields("tables")
+
+
+def test_reuse_results_takes_unchanged_runs_only(tmp_path):
+    import dataclasses
+
+    from albert_tf.reproduce.experiments import _read_complete, pretraining_runs, reuse_results
+
+    tiny = BUDGETS["tiny"]
+    fields = tiny.fields()
+    earlier = {
+        "machine": {"date": "2026-01-01"},
+        "pretraining": {r.name: {"complete": True, "budget_fields": fields, "heldout_mlm_accuracy": 0.1}
+                        for r in pretraining_runs(tiny)},
+        "finetuning": {"sop": {"complete": True, "task": tiny.glue_task, "budget_fields": fields, "dev_accuracy": 0.7}},
+    }
+    longer = dataclasses.replace(tiny, table5_steps=tiny.table5_steps * 2)
+    logs: list[str] = []
+    reused = reuse_results(earlier, longer, str(tmp_path), "r.json", log=logs.append)
+    ablations = {r.name for r in pretraining_runs(tiny) if r.comparison == "ablation"}
+    assert set(reused) == ablations and len(logs) == len(ablations)  # Table 5 changed: its runs are not taken
+    saved = _read_complete(str(tmp_path / "runs" / "all" / "metrics.json"), longer, "ablation")
+    assert saved["reused_from"] == "r.json" and saved["heldout_mlm_accuracy"] == 0.1
+    # the same budget: Table 5's sop run comes with its fine-tuning; nsp and none have none saved, so they run again
+    again = reuse_results(earlier, tiny, str(tmp_path / "same"), "r.json", log=logs.append)
+    assert "sop" in again and "nsp" not in again and "none" not in again
+    assert (tmp_path / "same" / "runs" / "sop" / tiny.glue_task.lower() / "metrics.json").exists()
+    # a run already complete in the workdir is kept, not overwritten
+    assert reuse_results(earlier, longer, str(tmp_path), "other.json", log=logs.append) == []

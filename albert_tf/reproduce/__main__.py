@@ -41,6 +41,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="the folder with text/, spm/30k-clean.model and glue/ (default: ../shared/data beside "
                         "the checkout, or $ALBERT_TF_SHARED_DATA)")
     parser.add_argument("--render_only", action="store_true", help="regenerate the report from the saved JSON")
+    parser.add_argument("--reuse_results", default="", metavar="JSON",
+                        help="an earlier run's results JSON (e.g. reproduction/results.json): its complete runs "
+                        "that this budget would repeat unchanged are taken instead of run again (a longer Table 5 "
+                        "keeps Tables 3 and 4); the report names them and their date")
     return parser.parse_args(argv)
 
 
@@ -80,11 +84,19 @@ def run(args: argparse.Namespace) -> dict:
     os.makedirs(args.workdir, exist_ok=True)
     log = lambda line: print(line, file=sys.stderr, flush=True)
     data = prepare_data(budget, args.shared_data, args.workdir, log=log)
+    if args.reuse_results:
+        from albert_tf.reproduce.experiments import reuse_results
+
+        with open(args.reuse_results, encoding="utf-8") as f:
+            earlier = json.load(f)
+        source = f"{os.path.basename(args.reuse_results)} of {earlier.get('machine', {}).get('date', 'an earlier run')}"
+        reuse_results(earlier, budget, args.workdir, source, log=log)
     runs = run_all(budget, data, args.workdir, log=log)
-    seconds = data.get("seconds", 0) + sum(m.get("seconds", 0) for part in ("pretraining", "finetuning")
-                                           for m in runs[part].values())
+    made_now = [m for part in ("pretraining", "finetuning") for m in runs[part].values() if "reused_from" not in m]
+    seconds = data.get("seconds", 0) + sum(m.get("seconds", 0) for m in made_now)
+    reused = {name: m["reused_from"] for name, m in runs["pretraining"].items() if "reused_from" in m}
     results = {"budget": budget.fields(), "data": _public(data), "machine": machine(),
-               "seconds": seconds, **runs}
+               "seconds": seconds, "reused": reused, **runs}
     with open(os.path.join(args.workdir, "results.json"), "w", encoding="utf-8") as f:
         json.dump(results, f, indent=1, sort_keys=True)
     return results

@@ -29,7 +29,7 @@ import time
 from collections.abc import Callable
 
 from albert_tf.data.documents import prepare_split
-from albert_tf.reproduce.budgets import Budget
+from albert_tf.reproduce.budgets import Budget, same_fields
 
 __all__ = ["SOP_POLICY", "label_majority", "prepare_data", "text_files"]
 
@@ -117,7 +117,7 @@ def prepare_data(budget: Budget, shared_data: str, workdir: str, log: Callable[[
     if os.path.exists(marker):
         with open(marker, encoding="utf-8") as f:
             done = json.load(f)
-        if done.get("complete") and done.get("budget_fields") == budget.fields():
+        if done.get("complete") and same_fields(done.get("budget_fields"), budget, "data"):
             log(f"data: reusing {data_dir}")
             return done
     if os.path.isdir(data_dir):
@@ -160,7 +160,7 @@ def prepare_data(budget: Budget, shared_data: str, workdir: str, log: Callable[[
     done = {
         "complete": True,
         "budget": budget.name,
-        "budget_fields": budget.fields(),
+        "budget_fields": budget.fields(),  # all of them, for the record; reuse compares the data fields
         "text_files": [os.path.relpath(p, shared_data) for p in files],
         "text": text_counts,
         "records": records,

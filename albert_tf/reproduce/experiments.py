@@ -20,6 +20,7 @@ from scratch, so every result comes from one uninterrupted schedule of the curre
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import json
 import os
 import shutil
@@ -27,9 +28,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from albert_tf.reproduce.budgets import Budget
+from albert_tf.reproduce.budgets import Budget, same_fields
 
-__all__ = ["PretrainRun", "TABLE3_RUNS", "TABLE4_RUNS", "TABLE5_RUNS", "pretraining_runs", "run_all"]
+__all__ = ["PretrainRun", "TABLE3_RUNS", "TABLE4_RUNS", "TABLE5_RUNS", "pretraining_runs", "reuse_results", "run_all"]
 
 VOCAB_SIZE = 30000  # the official 30k-clean SentencePiece model
 
@@ -73,15 +74,16 @@ def pretraining_runs(budget: Budget) -> list[PretrainRun]:
     return runs
 
 
-def _read_complete(path: str, budget: Budget | None) -> dict | None:
-    """The saved metrics when they are complete and were made under this very budget (every field), else None."""
+def _read_complete(path: str, budget: Budget | None, part: str = "table5") -> dict | None:
+    """The saved metrics when they are complete and were made under this budget's fields of ``part`` (see
+    ``budgets.PART_FIELDS``: a Table 5 run does not depend on the ablation step count, and so on), else None."""
     if not os.path.exists(path):
         return None
     with open(path, encoding="utf-8") as f:
         metrics = json.load(f)
     if not metrics.get("complete"):
         return None
-    if budget is not None and metrics.get("budget_fields") != budget.fields():
+    if budget is not None and not same_fields(metrics.get("budget_fields"), budget, part):
         return None
     return metrics
 
@@ -91,6 +93,10 @@ def _write(path: str, metrics: dict) -> None:
     with open(tmp, "w", encoding="utf-8") as f:
         json.dump(metrics, f, indent=1)
     os.replace(tmp, path)
+
+
+def _today() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
 
 
 def _fresh(directory: str) -> None:
@@ -154,7 +160,7 @@ def run_pretraining(run: PretrainRun, budget: Budget, data: dict, workdir: str, 
 
     run_dir = os.path.join(workdir, "runs", run.name)
     path = os.path.join(run_dir, "metrics.json")
-    done = _read_complete(path, budget)
+    done = _read_complete(path, budget, run.comparison)
     if done is not None:
         log(f"{run.name}: complete, skipped")
         return done
@@ -202,6 +208,7 @@ def run_pretraining(run: PretrainRun, budget: Budget, data: dict, workdir: str, 
         nsp = evaluate_on(run_dir, model_dir, data["records"]["heldout_nsp"], "nsp", budget, run.sharing)
         metrics["heldout_nsp_accuracy"] = nsp["sentence_order_accuracy"]
     metrics["seconds"] = round(time.time() - start, 1)
+    metrics["date"] = _today()
     metrics["budget_fields"] = budget.fields()
     metrics["complete"] = True
     _write(path, metrics)
@@ -215,7 +222,7 @@ def run_finetuning(run_name: str, budget: Budget, data: dict, workdir: str, shar
 
     run_dir = os.path.join(workdir, "runs", run_name, budget.glue_task.lower())
     path = os.path.join(run_dir, "metrics.json")
-    done = _read_complete(path, budget)
+    done = _read_complete(path, budget, "finetuning")
     if done is not None:
         log(f"{run_name}/{budget.glue_task}: complete, skipped")
         return done
@@ -255,6 +262,7 @@ def run_finetuning(run_name: str, budget: Budget, data: dict, workdir: str, shar
         "dev_accuracy": float(last[key]),
         "steps": int(last["global_step"]),
         "seconds": round(time.time() - start, 1),
+        "date": _today(),
         "budget_fields": budget.fields(),
         "complete": True,
     }
@@ -277,6 +285,43 @@ def run_table1(workdir: str, log: Callable[[str], None]) -> dict:
     metrics = {"rows": rows, "paper_albert": table1.PAPER_ALBERT, "paper_bert": table1.PAPER_BERT, "complete": True}
     _write(path, metrics)
     return metrics
+
+
+def reuse_results(results: dict, budget: Budget, workdir: str, source: str,
+                  log: Callable[[str], None] = print) -> list[str]:
+    """Put the complete runs of an earlier results JSON into ``workdir`` where this budget would repeat them
+    unchanged (same fields of their part: ``budgets.PART_FIELDS``) and the workdir has none: so a longer Table 5
+    need not repeat Tables 3 and 4 on a fresh machine. Each reused metrics file says where it came from
+    (``reused_from``); the report names the runs that were reused and their date.
+
+    A Table 5 run is reused only with its fine-tuning (fine-tuning needs the pretrained model, which a results
+    JSON does not hold). Returns the names of the reused runs.
+    """
+    runs = {r.name: r for r in pretraining_runs(budget)}
+    pre, ft = results.get("pretraining", {}), results.get("finetuning", {})
+    reused = []
+    for name, metrics in pre.items():
+        run = runs.get(name)
+        if run is None or not metrics.get("complete"):
+            continue
+        if not same_fields(metrics.get("budget_fields"), budget, run.comparison):
+            continue
+        path = os.path.join(workdir, "runs", name, "metrics.json")
+        if _read_complete(path, budget, run.comparison) is not None:
+            continue
+        todo = [(path, metrics)]
+        if name in TABLE5_RUNS.values():
+            tuned = ft.get(name, {})
+            if not (tuned.get("complete") and tuned.get("task") == budget.glue_task
+                    and same_fields(tuned.get("budget_fields"), budget, "finetuning")):
+                continue
+            todo.append((os.path.join(workdir, "runs", name, budget.glue_task.lower(), "metrics.json"), tuned))
+        for target, saved in todo:
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            _write(target, {**saved, "reused_from": saved.get("reused_from", source)})
+        reused.append(name)
+        log(f"{name}: reused from {source}")
+    return reused
 
 
 def run_all(budget: Budget, data: dict, workdir: str, log: Callable[[str], None] = print) -> dict:

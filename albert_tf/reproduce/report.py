@@ -371,6 +371,7 @@ def _setup(results: dict) -> list[str]:
         f"{mach['description']} in {results['seconds'] / 60:.1f} minutes of runs. "
         "`python -m albert_tf.reproduce --render_only` regenerates this page and its plots from "
         f"`{ASSETS_DIR}/results.json` in seconds. Paper: Lan et al., arXiv 1909.11942v6.",
+        *_reused_note(results),
         "",
         "**Setup.** "
         f"Text: {len(d['text_files'])} files of `shared/data/text` (Project Gutenberg books, State of the Union and "
@@ -386,6 +387,23 @@ def _setup(results: dict) -> list[str]:
         "Held-out MLM accuracy counts every masked token of the held-out SOP "
         "records.",
         "",
+    ]
+
+
+def _reused_note(results: dict) -> list[str]:
+    """Which runs came from an earlier results JSON (``--reuse_results``), with its date; none: nothing."""
+    reused = results.get("reused") or {}
+    if not reused:
+        return []
+    by_source: dict[str, list[str]] = {}
+    for name, source in sorted(reused.items()):
+        by_source.setdefault(source, []).append(name)
+    parts = [f"{', '.join(f'`{n}`' for n in names)} from {source}" for source, names in by_source.items()]
+    return [
+        "",
+        f"Runs reused from an earlier invocation (`--reuse_results`; the same budget fields for those runs, so the "
+        f"same computation): {'; '.join(parts)}. Their minutes are not counted above; every other run was made on "
+        f"{results['machine']['date']}.",
     ]
 
 

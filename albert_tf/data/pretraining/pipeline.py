@@ -1,6 +1,12 @@
 """The streaming, multi-process driver: chunks of documents -> instances -> shuffled, sharded TFRecords + sidecar.
 
-Data flow (memory is bounded by ``chunk_chars``, ``num_workers`` and ``shuffle_buffer_size``, not by the corpus):
+Data flow (memory is bounded by the records of the chunks in flight, ``num_workers`` and ``shuffle_buffer_size``,
+not by the corpus; a chunk's records are packed in one buffer, :class:`PackedRecords`, and the C heap's free pages
+are returned after every chunk, :mod:`memory`). A chunk's record count follows its text, except that the official
+short-length draw, once per document, cuts 10% of documents into short instances: with book-sized documents one
+such chunk holds several times the records of another, so the peak is that of the unluckiest chunk in flight.
+Measured (2 workers, real text repeated 1x/4x/16x, ``benchmarks/scaling.py``): with paragraph-sized documents peak
+memory stays within 10% from 1x to 16x; see ``benchmarks/README.md`` for whole books as documents.
 
 1. the main process checks every input file decodes (:func:`scan_inputs`), then reads chunks of whole documents;
 2. each chunk is processed on its own (in a worker process when ``num_workers > 1``), exactly as the official
@@ -27,6 +33,7 @@ instances in the official order (with numpy's global RNG seeded as :func:`chunk_
 
 from __future__ import annotations
 
+import array
 import collections
 import hashlib
 import json
@@ -41,6 +48,7 @@ import numpy as np
 from albert_tf.data import files as _fs
 from albert_tf.data.pretraining.instances import Instance, InstanceConfig, create_instances_from_document
 from albert_tf.data.pretraining.masking import MaskingConfig, NgramSampler, shuffle
+from albert_tf.data.pretraining.memory import release_free_memory
 from albert_tf.data.pretraining.reading import Chunk, InputError, iter_chunks, resolve_input_files, scan_inputs
 from albert_tf.data.pretraining.records import ExampleEncoder, TFRecordShardWriter
 from albert_tf.data.pretraining.schema import SIDECAR_FORMAT
@@ -49,6 +57,7 @@ from albert_tf.data.pretraining.vocabulary import LineEncoder, TokenizerSpec
 __all__ = [
     "ChunkContext",
     "PretrainingDataConfig",
+    "PackedRecords",
     "PreparedRun",
     "chunk_seeds",
     "create_pretraining_data",
@@ -221,42 +230,76 @@ def new_counters() -> dict:
     )
 
 
-def process_chunk(chunk: Chunk, ctx: ChunkContext) -> tuple[int, list[bytes], dict]:
+class PackedRecords:
+    """A chunk's serialized records, packed: one buffer, the records' end offsets, and their (shuffled) order.
+
+    Why not a list of ``bytes``: a chunk's record count is not bounded by its text. The official short-sequence rule
+    draws one target length per *document* (``short_seq_scope=document``), so a 10% draw cuts a whole book-sized
+    document into instances of a few tokens: the same 2 MB of text gave 3,546 records under one seed and 17,580
+    under another. As thousands of small objects, each costing its Python header and allocator slack, copied again
+    by pickling and unpickled in the pool's result thread of the main process, such chunks made peak memory grow
+    with the number of chunks (the more chunks, the more such draws). Packed, a chunk is one buffer: it pickles,
+    travels and is freed as one block. Iterating yields the records in order, each a fresh ``bytes``.
+    """
+
+    __slots__ = ("blob", "ends", "order")
+
+    def __init__(self, blob: bytes | bytearray, ends: array.array, order: array.array):
+        self.blob = blob  # the records back to back, in creation order
+        self.ends = ends  # end offset of each record in blob: record i is blob[ends[i - 1]:ends[i]] (from 0 for i = 0)
+        self.order = order  # output position -> record index
+
+    def __len__(self) -> int:
+        return len(self.order)
+
+    def __iter__(self):
+        view, ends = memoryview(self.blob), self.ends
+        for i in self.order:
+            yield bytes(view[ends[i - 1] if i else 0:ends[i]])
+
+
+def process_chunk(chunk: Chunk, ctx: ChunkContext) -> tuple[int, PackedRecords, dict]:
     """One chunk -> (chunk index, serialized examples in their shuffled order, counters)."""
     config = ctx.config
     counters = new_counters()
     counters["chunks"] = 1
     counters["split_documents"] = chunk.split_documents
     documents = documents_from_lines(ctx.encoder, chunk.lines, counters)
-    records: list[bytes] = []
+    blob = bytearray()
+    ends = array.array("Q")
     if not documents:
-        return chunk.index, records, dict(counters)
+        return chunk.index, PackedRecords(bytes(blob), ends, array.array("I")), dict(counters)
     py_seed, np_seed = chunk_seeds(config.random_seed, chunk.index)
     rng = random.Random(py_seed)
     sampler = NgramSampler(np.random.RandomState(np_seed), config.ngram, config.favor_shorter_ngram)
     encode = ctx.example_encoder.encode
-    append = records.append
-    stats = [0, 0, 0, 0]  # instances, real tokens, masked positions, label-1 count
+    extend, mark = blob.extend, ends.append
+    stats = [0, 0, 0]  # real tokens, masked positions, label-1 count
 
     def emit(inst: Instance) -> None:
-        append(encode(inst))
-        stats[0] += 1
-        stats[1] += len(inst.ids)
-        stats[2] += len(inst.positions)
-        stats[3] += inst.label
+        extend(encode(inst))
+        mark(len(blob))
+        stats[0] += len(inst.ids)
+        stats[1] += len(inst.positions)
+        stats[2] += inst.label
 
     shuffle(documents, rng)
     icfg = ctx.instance_config
     for _ in range(config.dupe_factor):
         for document_index in range(len(documents)):
             create_instances_from_document(documents, document_index, icfg, rng, sampler, emit, counters)
-    shuffle(records, rng)
-    counters["instances"] += stats[0]
-    counters["instance_tokens"] += stats[1]
-    counters["masked_positions"] += stats[2]
-    counters["label_1"] += stats[3]
-    counters["label_0"] += stats[0] - stats[3]
-    return chunk.index, records, dict(counters)
+    del documents
+    # The official `rng.shuffle(instances)`: Fisher-Yates depends only on the length, so shuffling the indices
+    # draws the same numbers and gives the same permutation.
+    order = list(range(len(ends)))
+    shuffle(order, rng)
+    n = len(order)
+    counters["instances"] += n
+    counters["instance_tokens"] += stats[0]
+    counters["masked_positions"] += stats[1]
+    counters["label_1"] += stats[2]
+    counters["label_0"] += n - stats[2]
+    return chunk.index, PackedRecords(blob, ends, array.array("I", order)), dict(counters)
 
 
 _WORKER_CTX: ChunkContext | None = None
@@ -268,6 +311,7 @@ def _init_worker(config: PretrainingDataConfig, tokenizer_spec: TokenizerSpec) -
 
 
 def _work(chunk: Chunk):
+    release_free_memory()  # what the previous chunk's records and their pickled result left in the heap
     return process_chunk(chunk, _WORKER_CTX)
 
 
@@ -413,6 +457,8 @@ def create_pretraining_data(
             totals.update(counters)
             for record in records:
                 buffer.push(record)
+            del records
+            release_free_memory()  # peak memory must not grow with the corpus (see memory.py)
         buffer.finish()
         per_shard = list(writer.counts)
     elapsed = time.perf_counter() - t0

@@ -24,9 +24,10 @@ all see the same machine load; each reports the median of ``--steps`` steps afte
 ``--bf16`` adds bfloat16 runs of the same step: ``albert_tf_bf16`` and ``albert_tf_bf16_xla`` (the
 ``mixed_bfloat16`` Keras policy that ``--mixed_precision=bfloat16`` sets: bfloat16 matmuls, float32 variables,
 LayerNorm/softmax/losses in float32) and ``transformers_torch_bf16_autocast`` (the forward under
-``torch.autocast("cpu", dtype=torch.bfloat16)``, backward and AdamW outside it, as torch recommends); the ``bf16``
-block of the JSON has each framework's bfloat16 speed-up over its float32 step and
-``albert_tf_bf16_over_torch_autocast``. bfloat16 pays off only on CPUs with bfloat16 units (``avx512_bf16``,
+``torch.autocast("cpu", dtype=torch.bfloat16)``, backward and AdamW outside it, as torch recommends) and
+``keras_hub_bf16`` (keras-hub under the same ``mixed_bfloat16`` policy); the ``bf16`` block of the JSON has each
+framework's bfloat16 speed-up over its float32 step, ``albert_tf_bf16_over_torch_autocast`` and
+``albert_tf_bf16_over_best_bf16_peer``. bfloat16 pays off only on CPUs with bfloat16 units (``avx512_bf16``,
 ``amx_bf16`` in the JSON's ``machine.cpu_flags``).
 
 ``albert_tf_over_best_peer`` = the best float32 albert-tf examples/s over the best float32 peer's (target >= 1.15).
@@ -142,12 +143,13 @@ def albert_tf_step(d: dict, last_layer_subset: bool, jit_compile: bool, policy: 
     return keras_step(forward, model.trainable_variables, jit_compile)
 
 
-def keras_hub_step(d: dict, jit_compile: bool):
+def keras_hub_step(d: dict, jit_compile: bool, policy: str = "float32"):
     import keras
     import keras_hub
     import tensorflow as tf
 
     keras.utils.set_random_seed(0)
+    keras.mixed_precision.set_global_policy(policy)  # this worker's process only
     backbone = keras_hub.models.AlbertBackbone(
         vocabulary_size=d["vocab"], num_layers=d["layers"], num_heads=d["heads"], num_groups=1,
         num_inner_repetitions=1, embedding_dim=d["embedding"], hidden_dim=d["hidden"],
@@ -168,7 +170,7 @@ def keras_hub_step(d: dict, jit_compile: bool):
         nll = tf.nn.sparse_softmax_cross_entropy_with_logits(feats["masked_lm_ids"], tf.cast(logits, tf.float32))
         mlm = tf.reduce_sum(weights * nll) / (tf.reduce_sum(weights) + 1e-5)
         sop_nll = tf.nn.sparse_softmax_cross_entropy_with_logits(
-            tf.reshape(feats["next_sentence_labels"], [-1]), sop(out["pooled_output"]))
+            tf.reshape(feats["next_sentence_labels"], [-1]), tf.cast(sop(out["pooled_output"]), tf.float32))
         return mlm + tf.reduce_mean(sop_nll)
 
     return keras_step(forward, variables, jit_compile)
@@ -226,6 +228,7 @@ def factories(d: dict, args: argparse.Namespace) -> dict:
         out["albert_tf_bf16"] = partial(albert_tf_step, d, True, False, "mixed_bfloat16")
         out["albert_tf_bf16_xla"] = partial(albert_tf_step, d, True, True, "mixed_bfloat16")
         out["transformers_torch_bf16_autocast"] = partial(transformers_step, d, args.torch_threads, True)
+        out["keras_hub_bf16"] = partial(keras_hub_step, d, False, "mixed_bfloat16")
     return out
 
 
@@ -237,7 +240,7 @@ def main() -> None:
     parser.add_argument("--torch_threads", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--xla_full", action="store_true", help="also albert_tf_full_last_layer_xla")
     parser.add_argument("--xla_peers", action="store_true", help="also keras_hub_xla")
-    parser.add_argument("--bf16", action="store_true", help="also albert_tf_bf16, albert_tf_bf16_xla "
+    parser.add_argument("--bf16", action="store_true", help="also albert_tf_bf16, albert_tf_bf16_xla, keras_hub_bf16 "
                         "(mixed_bfloat16) and transformers_torch_bf16_autocast (torch.autocast bfloat16)")
     parser.add_argument("--smoke", action="store_true", help="a tiny model and batch: checks the script end to end")
     args = parser.parse_args()
@@ -321,6 +324,12 @@ def bf16_summary(results: dict) -> dict:
         best = max(ours, key=ours.get)
         out["best_albert_tf_bf16"] = best
         out["albert_tf_bf16_over_torch_autocast"] = round(ours[best] / torch_bf16["examples_per_s"], 3)
+    peers = {k: results[k]["examples_per_s"] for k in ("transformers_torch_bf16_autocast", "keras_hub_bf16")
+             if k in results}
+    if ours and peers:
+        best, peer = max(ours, key=ours.get), max(peers, key=peers.get)
+        out["best_bf16_peer"] = peer
+        out["albert_tf_bf16_over_best_bf16_peer"] = round(ours[best] / peers[peer], 3)
     return out
 
 

@@ -35,7 +35,8 @@ def _machine_ok(report: dict) -> None:
 
 @pytest.mark.slow
 def test_pretraining_step_smoke_with_bf16():
-    names = "albert_tf,albert_tf_full_last_layer,albert_tf_bf16,transformers_torch,transformers_torch_bf16_autocast"
+    names = ("albert_tf,albert_tf_full_last_layer,albert_tf_bf16,transformers_torch,transformers_torch_bf16_autocast,"
+             "keras_hub_bf16")
     report = _run("benchmarks/pretraining_step.py", "--smoke", "--bf16", "--steps", "2", "--warmup", "0",
                   "--only", names)
     results = report["results"]
@@ -53,23 +54,28 @@ def test_pretraining_step_smoke_with_bf16():
         results["transformers_torch_bf16_autocast"]["median_step_s"]
     assert bf16["torch_autocast_speedup"] == pytest.approx(expected, abs=2e-3)
     assert bf16["best_albert_tf_bf16"] == "albert_tf_bf16"
+    peer = bf16["best_bf16_peer"]
+    assert peer in ("transformers_torch_bf16_autocast", "keras_hub_bf16")
+    expected = results["albert_tf_bf16"]["examples_per_s"] / results[peer]["examples_per_s"]
+    assert bf16["albert_tf_bf16_over_best_bf16_peer"] == pytest.approx(expected, abs=2e-3)
     assert "last_layer_subset_gain" in report
 
 
 def test_bf16_step_computes_in_bfloat16():
-    """The benchmark's albert_tf_bf16 worker sets mixed_bfloat16 before building: the encoder's matmuls then run in
-    bfloat16 with float32 variables, and the loss stays float32 and close to the float32 model's."""
+    """The benchmark's albert_tf_bf16 and keras_hub_bf16 workers set mixed_bfloat16 before building: the encoder's
+    matmuls then run in bfloat16 with float32 variables, and the loss stays float32 and close to the float32
+    model's."""
     code = """
 import sys, json
 sys.path.insert(0, '.')
 import keras, tensorflow as tf
 from benchmarks import pretraining_step as ps
 d = dict(ps.SMOKE)
-losses = {}
+losses, hub = {}, {}
 for policy in ("float32", "mixed_bfloat16"):
-    step = ps.albert_tf_step(d, True, False, policy)
-    losses[policy] = step()
-print(json.dumps({"policy": keras.mixed_precision.global_policy().name, "losses": losses}))
+    losses[policy] = ps.albert_tf_step(d, True, False, policy)()
+    hub[policy] = ps.keras_hub_step(d, False, policy)()
+print(json.dumps({"policy": keras.mixed_precision.global_policy().name, "losses": losses, "hub": hub}))
 """
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", CUDA_VISIBLE_DEVICES="", KERAS_BACKEND="tensorflow")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env=env,
@@ -77,9 +83,10 @@ print(json.dumps({"policy": keras.mixed_precision.global_policy().name, "losses"
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     assert out["policy"] == "mixed_bfloat16"
-    f32, bf16 = out["losses"]["float32"], out["losses"]["mixed_bfloat16"]
-    assert f32 != bf16  # another compute dtype gives another rounding
-    assert bf16 == pytest.approx(f32, rel=2e-2)  # same seed, same weights: the same loss to bfloat16 precision
+    for key in ("losses", "hub"):
+        f32, bf16 = out[key]["float32"], out[key]["mixed_bfloat16"]
+        assert f32 != bf16, key  # another compute dtype gives another rounding
+        assert bf16 == pytest.approx(f32, rel=2e-2), key  # same seed, same weights: the same loss to bf16 precision
 
 
 @pytest.mark.slow

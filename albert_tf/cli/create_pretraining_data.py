@@ -24,7 +24,9 @@ How this differs from the official create_pretraining_data.py:
     chunk is processed exactly like the official processes a corpus (document shuffle, --dupe_factor passes,
     instance shuffle), random-document negatives are drawn from the same chunk, and records from different chunks
     are mixed by a random-replacement buffer of --shuffle_buffer_size records before being written round-robin.
-    Peak memory depends on those two flags and --num_workers, not on the corpus size. Data loaders shuffle again.
+    Peak memory depends on those two flags and --num_workers, not on the corpus size (with one caveat: the
+    official short-length draw is made once per document, so a chunk of book-sized documents may hold several
+    times its usual records; --short_seq_scope=instance draws per instance). Data loaders shuffle again.
   * Reproducible: every random draw comes from generators seeded by --random_seed and the chunk index (the official
     draws n-gram lengths from numpy's unseeded global RNG), so the output is byte-identical for the same inputs and
     flags whatever --num_workers is. Changing --chunk_size_mb changes the output.

@@ -233,13 +233,13 @@ def new_counters() -> dict:
 class PackedRecords:
     """A chunk's serialized records, packed: one buffer, the records' end offsets, and their (shuffled) order.
 
-    Why not a list of ``bytes``: a chunk's record count is not bounded by its text. The official short-sequence rule
-    draws one target length per *document* (``short_seq_scope=document``), so a 10% draw cuts a whole book-sized
-    document into instances of a few tokens: the same 2 MB of text gave 3,546 records under one seed and 17,580
-    under another. As thousands of small objects, each costing its Python header and allocator slack, copied again
-    by pickling and unpickled in the pool's result thread of the main process, such chunks made peak memory grow
-    with the number of chunks (the more chunks, the more such draws). Packed, a chunk is one buffer: it pickles,
-    travels and is freed as one block. Iterating yields the records in order, each a fresh ``bytes``.
+    Why not a list of ``bytes``: one buffer pickles, travels to the main process and is freed as one block, without
+    a Python object and the allocator's slack per record, and without thousands of small allocations made by the
+    pool's result thread and freed later by the main thread. It does not bound a chunk's size: a chunk's record
+    count follows the official short-length draw, made once per document (``short_seq_scope=document``), which cuts
+    10% of documents into instances of a few tokens; with book-sized documents the same 2 MB of text gave 3,546
+    records under one seed and 17,580 under another (see the module docstring). Iterating yields the records in
+    order, each a fresh ``bytes``.
     """
 
     __slots__ = ("blob", "ends", "order")

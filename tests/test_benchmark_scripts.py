@@ -107,3 +107,21 @@ def test_scaling_smoke_and_markdown(tmp_path):
     md = subprocess.run([sys.executable, "benchmarks/scaling.py", "--markdown", str(saved)], capture_output=True,
                         text=True, cwd=ROOT, env=env, timeout=120).stdout
     assert md.count("| tiny |") == 2 and "µs/token" in md
+
+
+@pytest.mark.slow
+def test_scaling_data_rows_on_paragraph_documents():
+    from conftest import shared_data_dir
+
+    shared = shared_data_dir()
+    if shared is None or not (shared / "text").is_dir():
+        pytest.skip("needs ../shared/data/text")
+    report = _run("benchmarks/scaling.py", "--smoke", "--skip_train", "--corpus_documents=paragraphs",
+                  f"--shared_data={shared}")
+    data = report["data"]
+    assert data["setup"]["corpus_documents"] == "paragraphs" and data["setup"]["short_seq_scope"] == "document"
+    # paragraph documents: many more than the 141 files, each a few kB
+    assert data["setup"]["corpus_1x_documents"] > 1000
+    (row,) = data["rows"]
+    assert row["corpus_multiple"] == 1 and row["instances"] > 10_000 and row["peak_pss_mb"] > 0
+    assert row["pss_over_1x"] == 1.0

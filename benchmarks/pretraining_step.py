@@ -319,15 +319,17 @@ def bf16_summary(results: dict) -> dict:
         "torch_autocast_speedup": ratio("transformers_torch", "transformers_torch_bf16_autocast"),
     }
     ours = {k: results[k]["examples_per_s"] for k in ("albert_tf_bf16", "albert_tf_bf16_xla") if k in results}
+    if not ours:
+        return out
+    best = max(ours, key=ours.get)
     torch_bf16 = results.get("transformers_torch_bf16_autocast")
-    if ours and torch_bf16:
-        best = max(ours, key=ours.get)
+    if torch_bf16:
         out["best_albert_tf_bf16"] = best
         out["albert_tf_bf16_over_torch_autocast"] = round(ours[best] / torch_bf16["examples_per_s"], 3)
     peers = {k: results[k]["examples_per_s"] for k in ("transformers_torch_bf16_autocast", "keras_hub_bf16")
              if k in results}
-    if ours and peers:
-        best, peer = max(ours, key=ours.get), max(peers, key=peers.get)
+    if peers:
+        peer = max(peers, key=peers.get)
         out["best_bf16_peer"] = peer
         out["albert_tf_bf16_over_best_bf16_peer"] = round(ours[best] / peers[peer], 3)
     return out

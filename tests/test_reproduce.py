@@ -187,6 +187,27 @@ def test_render_only_without_saved_results_fails_cleanly(tmp_path, capsys):
     assert "no saved results" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("content, expect", [
+    (None, "cannot read it"),
+    ("{not json", "not a results JSON"),
+    ("[1, 2]", "expected the results JSON"),
+])
+def test_reuse_results_bad_file_is_one_line_before_any_work(tmp_path, content, expect):
+    from albert_tf.reproduce.__main__ import main
+
+    (tmp_path / "shared" / "text").mkdir(parents=True)
+    bad = tmp_path / "earlier.json"
+    if content is not None:
+        bad.write_text(content, encoding="utf-8")
+    work = tmp_path / "work"
+    with pytest.raises(SystemExit) as e:
+        main(["--budget=tiny", f"--workdir={work}", f"--output={tmp_path}/R.md", f"--shared_data={tmp_path / 'shared'}",
+              f"--reuse_results={bad}"])
+    message = str(e.value.code)
+    assert message.startswith("error: --reuse_results=") and expect in message and "\n" not in message
+    assert not work.exists()  # nothing was prepared
+
+
 # ----------------------------------------------------------------------------------------------- the whole command
 @pytest.mark.slow
 def test_tiny_budget_end_to_end_resumes_and_renders(tmp_path, capsys):

@@ -16,7 +16,6 @@ results JSON (``<output dir>/reproduction/results.json``, else ``<workdir>/resul
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import os
 import platform
@@ -61,8 +60,10 @@ def machine() -> dict:
         pass
     gpus = [d.name for d in tf.config.list_physical_devices("GPU")]
     device = f"{len(gpus)} GPU(s)" if gpus else "CPU only"
+    from albert_tf.reproduce.experiments import today
+
     return {
-        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"),
+        "date": today(),
         "description": f"{cpu}, {os.cpu_count()} cores, {device}, TensorFlow {tf.__version__}, Python "
                        f"{platform.python_version()}",
     }
@@ -73,6 +74,21 @@ def _public(data: dict) -> dict:
     return {k: v for k, v in data.items() if k not in ("records", "spm_model_file", "glue_dir")}
 
 
+def _load_results(path: str) -> dict:
+    """An earlier results JSON for ``--reuse_results``, or a one-line ``SystemExit`` naming the file and the fault."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            results = json.load(f)
+    except OSError as e:
+        raise SystemExit(f"error: --reuse_results={path}: cannot read it ({e.strerror})") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise SystemExit(f"error: --reuse_results={path}: not a results JSON ({e})") from None
+    if not isinstance(results, dict) or not isinstance(results.get("pretraining"), dict):
+        raise SystemExit(f"error: --reuse_results={path}: expected the results JSON of python -m albert_tf.reproduce "
+                         "(an object with a 'pretraining' object)")
+    return results
+
+
 def run(args: argparse.Namespace) -> dict:
     from albert_tf.reproduce.budgets import get_budget
     from albert_tf.reproduce.data import prepare_data
@@ -81,14 +97,13 @@ def run(args: argparse.Namespace) -> dict:
     budget = get_budget(args.budget)
     if not os.path.isdir(os.path.join(args.shared_data, "text")):
         raise SystemExit(f"error: no text/ under --shared_data={args.shared_data}")
+    earlier = _load_results(args.reuse_results) if args.reuse_results else None  # a bad file fails before any work
     os.makedirs(args.workdir, exist_ok=True)
     log = lambda line: print(line, file=sys.stderr, flush=True)
     data = prepare_data(budget, args.shared_data, args.workdir, log=log)
-    if args.reuse_results:
+    if earlier is not None:
         from albert_tf.reproduce.experiments import reuse_results
 
-        with open(args.reuse_results, encoding="utf-8") as f:
-            earlier = json.load(f)
         source = f"{os.path.basename(args.reuse_results)} of {earlier.get('machine', {}).get('date', 'an earlier run')}"
         reuse_results(earlier, budget, args.workdir, source, log=log)
     runs = run_all(budget, data, args.workdir, log=log)

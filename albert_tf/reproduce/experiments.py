@@ -30,7 +30,8 @@ from typing import Any
 
 from albert_tf.reproduce.budgets import Budget, same_fields
 
-__all__ = ["PretrainRun", "TABLE3_RUNS", "TABLE4_RUNS", "TABLE5_RUNS", "pretraining_runs", "reuse_results", "run_all"]
+__all__ = ["PretrainRun", "TABLE3_RUNS", "TABLE4_RUNS", "TABLE5_RUNS", "pretraining_runs", "reuse_results", "run_all",
+           "today"]
 
 VOCAB_SIZE = 30000  # the official 30k-clean SentencePiece model
 
@@ -95,7 +96,8 @@ def _write(path: str, metrics: dict) -> None:
     os.replace(tmp, path)
 
 
-def _today() -> str:
+def today() -> str:
+    """The UTC date a run is recorded under (runs and the report's machine line)."""
     return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
 
 
@@ -208,7 +210,7 @@ def run_pretraining(run: PretrainRun, budget: Budget, data: dict, workdir: str, 
         nsp = evaluate_on(run_dir, model_dir, data["records"]["heldout_nsp"], "nsp", budget, run.sharing)
         metrics["heldout_nsp_accuracy"] = nsp["sentence_order_accuracy"]
     metrics["seconds"] = round(time.time() - start, 1)
-    metrics["date"] = _today()
+    metrics["date"] = today()
     metrics["budget_fields"] = budget.fields()
     metrics["complete"] = True
     _write(path, metrics)
@@ -262,7 +264,7 @@ def run_finetuning(run_name: str, budget: Budget, data: dict, workdir: str, shar
         "dev_accuracy": float(last[key]),
         "steps": int(last["global_step"]),
         "seconds": round(time.time() - start, 1),
-        "date": _today(),
+        "date": today(),
         "budget_fields": budget.fields(),
         "complete": True,
     }

@@ -1,12 +1,12 @@
 """Give the C heap's free pages back to the operating system between chunks, so peak memory does not creep up.
 
 Why: every chunk allocates and frees some hundred thousand objects (token-id lists, serialized records, the pickled
-result of a worker, the unpickled copy in the main process). glibc keeps freed memory inside its heaps, and a heap
-shrinks only from its top: a few long-lived allocations scattered through it (the shuffle buffer's survivors, the
-next chunk's lines) keep the pages below them resident. Measured on the real corpus with 2 workers, peak PSS grew
-with the corpus (+11% at 4x, +25% at 16x) although nothing the pipeline holds grows. ``malloc_trim(0)`` returns every
-whole free page of every heap, the middle of a heap included (glibc >= 2.8 uses ``madvise``), in a few
-milliseconds; called once per chunk it costs well under 1% of the chunk's work.
+result of a worker, the unpickled copy in the main process). glibc keeps freed memory inside its heaps and returns
+it only from a heap's top, so a few long-lived allocations (the shuffle buffer's survivors, the next chunk's lines)
+can keep freed pages resident. ``malloc_trim(0)`` returns every whole free page of every heap, the middle of a heap
+included (glibc >= 2.8 uses ``madvise``), in a few milliseconds; once per chunk it is well under 1% of the chunk's
+work. Measured alone it did not stop peak memory growing with the corpus: that growth came from the official
+once-per-document short-length draw (see ``pipeline.PackedRecords``); this keeps the heap itself from adding to it.
 
 Where the C library is not glibc (macOS, musl, Windows) this is a no-op: those allocators behave differently and
 were not measured here.

@@ -268,7 +268,7 @@ def process_chunk(chunk: Chunk, ctx: ChunkContext) -> tuple[int, PackedRecords, 
     blob = bytearray()
     ends = array.array("Q")
     if not documents:
-        return chunk.index, PackedRecords(bytes(blob), ends, array.array("I")), dict(counters)
+        return chunk.index, PackedRecords(blob, ends, array.array("I")), dict(counters)
     py_seed, np_seed = chunk_seeds(config.random_seed, chunk.index)
     rng = random.Random(py_seed)
     sampler = NgramSampler(np.random.RandomState(np_seed), config.ngram, config.favor_shorter_ngram)

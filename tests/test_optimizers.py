@@ -21,12 +21,13 @@ from albert_tf.training.schedules import WarmupPolynomialDecay
 EXCLUDE = ["LayerNorm", "layer_norm", "bias"]
 
 
-def reference_steps(params, grads_per_step, lrs, lamb, clip=1.0, wd=0.01, b1=0.9, b2=0.999, eps=1e-6):
-    """NumPy float64 restatement of the official optimizer loop (create_optimizer + apply_gradients)."""
+def reference_steps(params, grads_per_step, lrs, lamb, clip=1.0, wd=0.01, b1=0.9, b2=0.999, eps=1e-6, bc=False):
+    """NumPy float64 restatement of the official optimizer loop (create_optimizer + apply_gradients); ``bc``:
+    Adam's bias correction (Kingma & Ba, Algorithm 1: m / (1 - b1^t), v / (1 - b2^t), t from 1)."""
     w = {k: v.astype(np.float64).copy() for k, v in params.items()}
     m = {k: np.zeros_like(v) for k, v in w.items()}
     v_ = {k: np.zeros_like(v) for k, v in w.items()}
-    for grads, lr in zip(grads_per_step, lrs):
+    for t, (grads, lr) in enumerate(zip(grads_per_step, lrs), start=1):
         g = {k: x.astype(np.float64) for k, x in grads.items()}
         if clip:
             gn = np.sqrt(sum(float(np.sum(x * x)) for x in g.values()))
@@ -35,7 +36,10 @@ def reference_steps(params, grads_per_step, lrs, lamb, clip=1.0, wd=0.01, b1=0.9
         for name in w:
             m[name] = b1 * m[name] + (1 - b1) * g[name]
             v_[name] = b2 * v_[name] + (1 - b2) * g[name] ** 2
-            u = m[name] / (np.sqrt(v_[name]) + eps)
+            if bc:
+                u = (m[name] / (1 - b1**t)) / (np.sqrt(v_[name] / (1 - b2**t)) + eps)
+            else:
+                u = m[name] / (np.sqrt(v_[name]) + eps)
             excluded = any(re.search(p, name) for p in EXCLUDE)
             if not excluded:
                 u = u + wd * w[name]
@@ -76,8 +80,8 @@ def _scoped_variable(scopes, value, leaf):
 
 
 @pytest.mark.parametrize("cls,lamb", [(AdamWeightDecay, False), (LAMB, True)])
-@pytest.mark.parametrize("clip", [1.0, None])
-def test_matches_numpy_reference(cls, lamb, clip):
+@pytest.mark.parametrize("clip,bc", [(1.0, False), (None, False), (1.0, True)])
+def test_matches_numpy_reference(cls, lamb, clip, bc):
     rng = np.random.default_rng(0)
     values, variables = make_variables(rng)
     names = list(values)
@@ -89,14 +93,31 @@ def test_matches_numpy_reference(cls, lamb, clip):
         grads.append(g)
     schedule = WarmupPolynomialDecay(0.01, num_train_steps=10, num_warmup_steps=2)
     lrs = [float(schedule(s)) for s in range(steps)]
-    opt = cls(learning_rate=schedule, clip_norm=clip)
+    opt = cls(learning_rate=schedule, clip_norm=clip, bias_correction=bc)
     for g in grads:
         opt.apply([tf.constant(g[n]) for n in names], [variables[n] for n in names])
-    expected = reference_steps(values, grads, lrs, lamb=lamb, clip=clip)
+    expected = reference_steps(values, grads, lrs, lamb=lamb, clip=clip, bc=bc)
     diffs = {n: float(np.max(np.abs(variables[n].numpy() - expected[n]))) for n in names}
     assert max(diffs.values()) <= 1e-6, diffs
     # The parameters really moved (the comparison is not vacuous), except nothing is required of zero-grad ones.
     assert np.max(np.abs(variables["encoder/transformer/attention/query/kernel"].numpy() - values[names[0]])) > 1e-3
+
+
+def test_bias_correction_is_off_by_default_and_changes_adamw_early_steps():
+    """Official default: no bias correction. With it, AdamW's first update is lr * sign(g) (Adam's), without it
+    lr * 0.1 / sqrt(0.001) = 3.16x larger; the flag reaches the optimizer through create_optimizer."""
+    assert create_optimizer("adamw", 1e-3).bias_correction is False
+    moved = {}
+    for bc in (False, True):
+        w = keras.Variable(np.zeros(2, np.float32), name="kernel")
+        opt = create_optimizer("adamw", 1e-3, weight_decay_rate=0.0, clip_norm=None, bias_correction=bc)
+        opt.apply([tf.constant([0.5, -2.0])], [w])
+        moved[bc] = w.numpy()
+    np.testing.assert_allclose(moved[True], [-1e-3, 1e-3], rtol=1e-5)
+    official = 1e-3 * 0.1 / np.sqrt(0.001)
+    np.testing.assert_allclose(moved[False], [-official, official], rtol=1e-4)
+    clone = AdamWeightDecay.from_config(create_optimizer("adamw", 1e-3, bias_correction=True).get_config())
+    assert clone.bias_correction is True
 
 
 def test_exclusions_follow_official_regexes():
@@ -154,3 +175,21 @@ def test_under_loss_scale_optimizer_matches_plain(policy_scale):
         wrapped.apply([tf.constant(g[n] * scale) for n in names], [scaled_vars[n] for n in names])
     for n in names:
         np.testing.assert_allclose(scaled_vars[n].numpy(), plain_vars[n].numpy(), atol=1e-6)
+
+
+def test_adam_bias_correction_flag_reaches_the_optimizer():
+    """``--adam_bias_correction`` is a flag of every runner (define_optimizer_flags) and a TrainerOptions field
+    that ``optimizer_factory`` passes on; off unless asked."""
+    from absl import flags
+
+    from albert_tf.cli.flags import define_optimizer_flags
+    from albert_tf.training.experiment import optimizer_factory
+    from albert_tf.training.run_config import TrainerOptions
+
+    fv = flags.FlagValues()
+    define_optimizer_flags(fv)
+    fv(["prog", "--adam_bias_correction"])
+    assert fv.adam_bias_correction is True
+    for on in (False, True):
+        opt = optimizer_factory(TrainerOptions(optimizer="adamw", adam_bias_correction=on))()
+        assert opt.bias_correction is on

@@ -93,6 +93,7 @@ def optimizer_factory(options: TrainerOptions) -> Callable[[], keras.optimizers.
             schedule,
             weight_decay_rate=options.weight_decay_rate,
             epsilon=options.adam_epsilon,
+            bias_correction=options.adam_bias_correction,
             clip_norm=options.clip_norm,
             exclude_from_weight_decay=DEFAULT_EXCLUDE_FROM_WEIGHT_DECAY,
         )

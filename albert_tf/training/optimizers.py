@@ -1,7 +1,7 @@
 """The official ALBERT optimisers (spec 3.4) as Keras 3 optimizers.
 
 ``AdamWeightDecay`` (official ``optimization.AdamWeightDecayOptimizer``) and ``LAMB`` (official
-``lamb_optimizer.LAMBOptimizer``) share one update; neither has bias correction::
+``lamb_optimizer.LAMBOptimizer``) share one update; neither has bias correction (official)::
 
     m = b1*m + (1-b1)*g;   v = b2*v + (1-b2)*g^2
     u = m / (sqrt(v) + eps)  [+ wd * w   unless the name matches exclude_from_weight_decay]
@@ -9,6 +9,14 @@
     LAMB:  w <- w - r*lr*u,  r = ||w|| / ||u|| when both > 0 else 1
            (r = 1 for names matching exclude_from_layer_adaptation, which defaults to the
             weight-decay exclusions, exactly as the official code)
+
+``bias_correction=True`` (``--adam_bias_correction``, not official) divides m by ``1 - b1^t`` and v by
+``1 - b2^t`` (t the update count, from 1), as Adam does. Without it the first updates of AdamW are up to
+~5x larger than Adam's (m/sqrt(v) ~ (1 - b1^t)/sqrt(1 - b2^t)): pretraining the reproduction's small model
+from scratch with AdamW 1e-3 then stays on the most-frequent-token solution for the first 300 steps (held-out
+MLM 6.2%), in this code and in Hugging Face's torch ALBERT given the same update alike, where Adam's update
+reaches 9.1%. LAMB is almost unaffected: its trust ratio cancels a common scale of u, so only the weight-decay
+share and the excluded (LayerNorm, bias) variables see the correction.
 
 Keras' own ``Lamb``/``AdamW`` differ (bias correction, eps 1e-7, decoupled decay applied outside
 the trust ratio, no layer-adaptation exclusions; see reference/deps.md), hence these classes.
@@ -68,6 +76,7 @@ class _OfficialAdamCore(keras.optimizers.Optimizer):
         exclude_from_weight_decay: Sequence[str] | None = DEFAULT_EXCLUDE_FROM_WEIGHT_DECAY,
         clip_norm: float | None = 1.0,
         gradients_pre_reduced: bool = False,
+        bias_correction: bool = False,
         name: str | None = None,
         **kwargs,
     ) -> None:
@@ -86,6 +95,7 @@ class _OfficialAdamCore(keras.optimizers.Optimizer):
         self.exclude_from_weight_decay = list(exclude_from_weight_decay or [])
         self.clip_norm = None if clip_norm is None or clip_norm <= 0 else float(clip_norm)
         self.gradients_pre_reduced = bool(gradients_pre_reduced)
+        self.bias_correction = bool(bias_correction)
 
     # ------------------------------------------------------------------ which variables
     def _do_use_weight_decay(self, name: str) -> bool:
@@ -118,7 +128,13 @@ class _OfficialAdamCore(keras.optimizers.Optimizer):
         v = self._adam_v[index]
         next_m = self.beta_1 * m + (1.0 - self.beta_1) * grad
         next_v = self.beta_2 * v + (1.0 - self.beta_2) * tf.square(grad)
-        update = next_m / (tf.sqrt(next_v) + self.epsilon)
+        if self.bias_correction:
+            t = tf.cast(self.iterations + 1, dtype)  # this update's number: iterations counts applied updates
+            update = (next_m / (1.0 - tf.pow(self.beta_1, t))) / (
+                tf.sqrt(next_v / (1.0 - tf.pow(self.beta_2, t))) + self.epsilon
+            )
+        else:
+            update = next_m / (tf.sqrt(next_v) + self.epsilon)
         param = tf.convert_to_tensor(variable)
         if self._decay_mask[index]:
             update += self.weight_decay_rate * param
@@ -158,6 +174,7 @@ class _OfficialAdamCore(keras.optimizers.Optimizer):
                 "exclude_from_weight_decay": list(self.exclude_from_weight_decay),
                 "clip_norm": self.clip_norm,
                 "gradients_pre_reduced": self.gradients_pre_reduced,
+                "bias_correction": self.bias_correction,
             }
         )
         for key in ("weight_decay", "global_clipnorm", "clipnorm", "clipvalue", "gradient_accumulation_steps"):
@@ -213,6 +230,7 @@ def create_optimizer(
     clip_norm: float | None = 1.0,
     exclude_from_weight_decay: Sequence[str] | None = DEFAULT_EXCLUDE_FROM_WEIGHT_DECAY,
     gradients_pre_reduced: bool = False,
+    bias_correction: bool = False,
 ) -> _OfficialAdamCore:
     """``adamw`` or ``lamb`` with the official hyper-parameters (the ``--optimizer`` flag)."""
     kwargs = dict(
@@ -221,6 +239,7 @@ def create_optimizer(
         clip_norm=clip_norm,
         exclude_from_weight_decay=exclude_from_weight_decay,
         gradients_pre_reduced=gradients_pre_reduced,
+        bias_correction=bias_correction,
     )
     if name == "adamw":
         return AdamWeightDecay(learning_rate, **kwargs)

@@ -39,6 +39,7 @@ class TrainerOptions:
     poly_power: float = 1.0
     weight_decay_rate: float = 0.01
     adam_epsilon: float = 1e-6
+    adam_bias_correction: bool = False
     clip_norm: float = 1.0
     steps_per_loop: int = 1000
     save_checkpoints_steps: int = 1000

@@ -127,7 +127,7 @@ def define_optimizer_flags(
     flags.DEFINE_float("adam_epsilon", 1e-6, "Adam epsilon (official 1e-6).", flag_values=fv)
     flags.DEFINE_bool("adam_bias_correction", False,
                       "Divide Adam's m and v by 1 - beta^t as Adam does (not official: the official AdamW and LAMB "
-                      "have no bias correction, which makes AdamW's first updates up to ~5x larger). LAMB's trust "
+                      "have no bias correction, which makes AdamW's first updates up to 5.6x larger). LAMB's trust "
                       "ratio cancels most of the difference.", flag_values=fv)
     flags.DEFINE_float("clip_norm", 1.0,
                        "Global-norm clipping of the global-batch gradient (official 1.0; 0 = off).", flag_values=fv)

@@ -125,3 +125,69 @@ def test_scaling_data_rows_on_paragraph_documents():
     (row,) = data["rows"]
     assert row["corpus_multiple"] == 1 and row["instances"] > 10_000 and row["peak_pss_mb"] > 0
     assert row["pss_over_1x"] == 1.0
+
+
+def test_parity_benchmark_torch_update_and_schedule_equal_the_keras_optimizers():
+    """pretraining_parity.py restates the official update and schedule in torch for transformers' model; both
+    restatements must equal albert-tf's Keras LAMB / AdamWeightDecay and WarmupPolynomialDecay (otherwise the
+    two curves would not compare like with like)."""
+    torch = pytest.importorskip("torch")
+    import numpy as np
+    import tensorflow as tf
+
+    sys.path.insert(0, str(ROOT))
+    from albert_tf.training.optimizers import create_optimizer
+    from albert_tf.training.schedules import WarmupPolynomialDecay
+    from benchmarks.pretraining_parity import OfficialUpdate, official_lr
+
+    schedule = WarmupPolynomialDecay(4e-3, num_train_steps=20, num_warmup_steps=2)
+    assert [round(official_lr(s, 4e-3, 20, 2), 9) for s in range(20)] == [round(float(schedule(s)), 9)
+                                                                           for s in range(20)]
+    rng = np.random.default_rng(0)
+    shapes = {"encoder.dense.weight": (5, 3), "encoder.dense.bias": (3,), "encoder.LayerNorm.weight": (3,)}
+    start = {n: rng.normal(size=s).astype(np.float32) for n, s in shapes.items()}
+    grads = [{n: rng.normal(size=s).astype(np.float32) * 3 for n, s in shapes.items()} for _ in range(4)]
+    for name, lamb in (("lamb", True), ("adamw", False)):
+        for bc in (False, True):
+            params = {n: torch.nn.Parameter(torch.from_numpy(v.copy())) for n, v in start.items()}
+            update = OfficialUpdate(params.items(), lamb=lamb, bias_correction=bc)
+            variables = {n: _scoped_variable(n.split("."), v.copy()) for n, v in start.items()}
+            opt = create_optimizer(name, 1e-2, bias_correction=bc)
+            for g in grads:
+                for n, p in params.items():
+                    p.grad = torch.from_numpy(g[n].copy())
+                update.step(1e-2)
+                opt.apply([tf.constant(g[n]) for n in shapes], [variables[n] for n in shapes])
+            for n in shapes:
+                np.testing.assert_allclose(params[n].detach().numpy(), variables[n].numpy(), atol=2e-6,
+                                           err_msg=f"{name} bc={bc} {n}")
+            assert not np.allclose(params["encoder.dense.weight"].detach().numpy(), start["encoder.dense.weight"])
+
+
+def _scoped_variable(parts: list[str], value):
+    """A Keras variable whose path is ``parts`` joined by "/" (so the exclusion regexes see the same name)."""
+    import keras
+
+    if len(parts) == 1:
+        return keras.Variable(value, name=parts[0])
+    with keras.name_scope(parts[0]):
+        return _scoped_variable(parts[1:], value)
+
+
+@pytest.mark.slow
+def test_pretraining_parity_smoke(tmp_path):
+    from conftest import shared_data_dir
+
+    shared = shared_data_dir()
+    if shared is None or not (shared / "text").is_dir() or not (shared / "glue" / "SST-2").is_dir():
+        pytest.skip("needs ../shared/data (text, spm, glue/SST-2)")
+    report = _run("benchmarks/pretraining_parity.py", "--smoke", f"--shared_data={shared}",
+                  f"--workdir={tmp_path}")
+    _machine_ok(report)
+    assert report["settings"]["budget"] == "tiny" and report["settings"]["optimizer"] == "lamb"
+    ours, theirs = report["albert_tf"]["curve"], report["transformers_torch"]["curve"]
+    assert [p["step"] for p in ours] == [p["step"] for p in theirs] == [0, 10, 20]
+    for a, b, d in zip(ours, theirs, report["albert_tf_minus_transformers"]):
+        assert d["masked_lm_accuracy"] == pytest.approx(a["masked_lm_accuracy"] - b["masked_lm_accuracy"], abs=1e-4)
+    # both start from an untrained model: MLM loss near ln(30000) = 10.3
+    assert abs(ours[0]["masked_lm_loss"] - 10.3) < 0.3 and abs(theirs[0]["masked_lm_loss"] - 10.3) < 0.3

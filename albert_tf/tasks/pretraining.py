@@ -271,6 +271,9 @@ def pretrain_with_curve(
     time_budget_s: float | None = None,
     sharing: str = "all",
     sentence_loss_weight: float = 1.0,
+    mixed_precision: str = "float32",
+    jit_compile: bool = False,
+    adam_bias_correction: bool = False,
     log=print,
     progress_log=print,
 ) -> dict:
@@ -278,7 +281,8 @@ def pretrain_with_curve(
     and the learning benchmark): the held-out files are evaluated at step 0 and at every checkpoint.
 
     ``time_budget_s`` stops training at the first checkpoint after the budget (the curve says where).
-    ``sharing`` and ``sentence_loss_weight`` are the ``run_pretraining`` flags of those names.
+    ``sharing``, ``sentence_loss_weight``, ``mixed_precision``, ``jit_compile`` and ``adam_bias_correction`` are
+    the ``run_pretraining`` flags of those names.
     """
     import time
 
@@ -306,6 +310,9 @@ def pretrain_with_curve(
         keep_checkpoint_max=2,
         eval_batch_size=eval_batch_size,
         max_eval_steps=max_eval_steps,
+        mixed_precision=mixed_precision,
+        jit_compile=jit_compile,
+        adam_bias_correction=adam_bias_correction,
         seed=seed,
     )
     run = RunOptions(output_dir=model_dir, do_train=True, do_eval=True, eval_at_start=True)

@@ -3,6 +3,7 @@ switch, parameter counts against the hand formula, and the whole command at the 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import time
@@ -16,6 +17,7 @@ from albert_tf.modeling.counting import encoder_parameter_formula
 from albert_tf.reproduce import paper
 from albert_tf.reproduce.budgets import BUDGETS
 from albert_tf.reproduce.experiments import (
+    LONG_SOP_RUN,
     TABLE3_RUNS,
     TABLE4_RUNS,
     TABLE5_RUNS,
@@ -151,6 +153,12 @@ def test_each_comparison_has_one_step_count_and_model_size(budget):
     assert {runs[n].comparison for n in ablation} == {"ablation"}
     assert {runs[n].embedding_size for n in TABLE4_RUNS.values()} == {None}  # the budget's E for every mode
     assert sorted(TABLE3_RUNS(b)) == [64, 128, 256] and b.embedding_size == 128
+    # the long SOP run: Table 5's SOP run with only the step count changed, where the budget has one
+    assert (LONG_SOP_RUN in runs) == bool(b.long_sop_steps)
+    if b.long_sop_steps:
+        long, sop = runs[LONG_SOP_RUN], runs[TABLE5_RUNS["sop"]]
+        assert long.comparison == "long" and b.steps("long") == b.long_sop_steps > b.table5_steps
+        assert dataclasses.replace(long, name=sop.name, comparison=sop.comparison) == sop
 
 
 def test_paper_parameter_counts_agree_with_the_formula_for_albert_base():
@@ -178,6 +186,32 @@ def test_sop_budget_estimate_extrapolates_the_second_half_of_the_curve():
     assert "3,900 steps" in text and "2.2x" in text and "3.33 points per 1,000 steps" in text
     flat = [{"step": s, "sentence_order_accuracy": 0.52 - s / 1e6} for s in range(0, 1801, 300)]
     assert "no upward trend" in sop_budget_estimate(flat, 0.5, budget)
+
+
+def test_long_sop_note_states_both_curves_and_their_late_slopes():
+    from albert_tf.reproduce.report import long_sop_note
+
+    # SOP: 50% to step 1500, then +1 point per 500 steps (2 points per 1,000); MLM: +3 points per 1,000 steps
+    # throughout; ends at step 3000 with SOP 53% (+2.5 over a 50.5% majority) and MLM 9%.
+    curve = [{"step": s, "sentence_order_accuracy": 0.5 + max(0, s - 1500) / 50000, "masked_lm_accuracy": s / 1e5 * 3}
+             for s in range(0, 3001, 500)]
+    run = {"steps": 3000, "curve": curve, "heldout_sop_accuracy": 0.53, "heldout_nsp_accuracy": 0.511,
+           "date": "2026-01-02"}
+    text = long_sop_note(run, 0.505)
+    assert "for 3000 steps (`sop_long`" in text and "2026-01-02" in text
+    assert "50.0, 50.0, 50.0, 50.0, 51.0, 52.0, 53.0 on held-out SOP at steps 0, 500, 1000, 1500, 2000" in text
+    assert "+2.5 points over the majority class" in text and "+2.00 points per 1,000 steps" in text
+    assert "from 1.5 at step 500 to 9.0, +3.00 points per 1,000 steps" in text and "held-out NSP 51.1" in text
+
+
+def test_reused_minutes_count_pretraining_and_fine_tuning_of_reused_runs_only():
+    from albert_tf.reproduce.report import _reused_seconds
+
+    results = {"reused": {"sop": "r.json", "all": "r.json"},
+               "pretraining": {"sop": {"seconds": 60}, "all": {"seconds": 30}, "nsp": {"seconds": 1000}},
+               "finetuning": {"sop": {"seconds": 6}, "nsp": {"seconds": 1000}}}
+    assert _reused_seconds(results) == 96
+    assert _reused_seconds({"pretraining": {}, "finetuning": {}}) == 0
 
 
 def test_render_only_without_saved_results_fails_cleanly(tmp_path, capsys):
@@ -222,6 +256,7 @@ def test_tiny_budget_end_to_end_resumes_and_renders(tmp_path, capsys):
     text = out.read_text(encoding="utf-8")
     for heading in ("## Table 1", "## Table 5", "## Table 4", "## Table 3"):
         assert heading in text
+    assert f"* More steps: the SOP model trained again for {BUDGETS['tiny'].long_sop_steps} steps" in text
     assets = out.parent / "reproduction"
     for plot in PLOTS:
         assert (assets / plot).stat().st_size > 1000, plot
@@ -293,8 +328,6 @@ def test_prepare_text_command_cuts_paragraph_documents_and_holds_some_out(tmp_pa
 
 
 def test_a_saved_run_is_reused_only_under_the_same_budget(tmp_path):
-    import dataclasses
-
     from albert_tf.reproduce.experiments import _read_complete, _write
 
     tiny = BUDGETS["tiny"]
@@ -308,13 +341,15 @@ def test_a_saved_run_is_reused_only_under_the_same_budget(tmp_path):
     assert _read_complete(path, dataclasses.replace(tiny, ablation_steps=3), "ablation") is None
     assert _read_complete(path, dataclasses.replace(tiny, estimate="other"), "table5")["x"] == 1
     assert _read_complete(path, dataclasses.replace(tiny, learning_rate=1.0), "ablation") is None
+    # the long SOP run depends on its own step count only
+    assert _read_complete(path, dataclasses.replace(tiny, long_sop_steps=99), "long") is None
+    assert _read_complete(path, dataclasses.replace(tiny, long_sop_steps=99), "table5")["x"] == 1
+    assert _read_complete(path, longer_table5, "long")["x"] == 1
     _write(path, {"complete": False, "budget_fields": tiny.fields()})
     assert _read_complete(path, tiny) is None
 
 
 def test_budget_parts_name_real_fields_and_cover_what_changes_a_run():
-    import dataclasses
-
     from albert_tf.reproduce.budgets import PART_FIELDS
 
     names = {f.name for f in dataclasses.fields(BUDGETS["tiny"])}
@@ -327,8 +362,6 @@ def test_budget_parts_name_real_fields_and_cover_what_changes_a_run():
 
 
 def test_reuse_results_takes_unchanged_runs_only(tmp_path):
-    import dataclasses
-
     from albert_tf.reproduce.experiments import _read_complete, pretraining_runs, reuse_results
 
     tiny = BUDGETS["tiny"]
@@ -342,7 +375,8 @@ def test_reuse_results_takes_unchanged_runs_only(tmp_path):
     longer = dataclasses.replace(tiny, table5_steps=tiny.table5_steps * 2)
     logs: list[str] = []
     reused = reuse_results(earlier, longer, str(tmp_path), "r.json", log=logs.append)
-    ablations = {r.name for r in pretraining_runs(tiny) if r.comparison == "ablation"}
+    ablations = {r.name for r in pretraining_runs(tiny) if r.comparison != "table5"}  # + the long SOP run
+    assert LONG_SOP_RUN in ablations
     assert set(reused) == ablations and len(logs) == len(ablations)  # Table 5 changed: its runs are not taken
     saved = _read_complete(str(tmp_path / "runs" / "all" / "metrics.json"), longer, "ablation")
     assert saved["reused_from"] == "r.json" and saved["heldout_mlm_accuracy"] == 0.1

@@ -30,8 +30,8 @@ from typing import Any
 
 from albert_tf.reproduce.budgets import Budget, same_fields
 
-__all__ = ["PretrainRun", "TABLE3_RUNS", "TABLE4_RUNS", "TABLE5_RUNS", "pretraining_runs", "reuse_results", "run_all",
-           "today"]
+__all__ = ["LONG_SOP_RUN", "PretrainRun", "TABLE3_RUNS", "TABLE4_RUNS", "TABLE5_RUNS", "pretraining_runs",
+           "reuse_results", "run_all", "today"]
 
 VOCAB_SIZE = 30000  # the official 30k-clean SentencePiece model
 
@@ -42,7 +42,7 @@ class PretrainRun:
     sentence-loss weight."""
 
     name: str
-    comparison: str  # "table5" | "ablation" (Tables 3 and 4): which step count of the budget
+    comparison: str  # "table5" | "ablation" (Tables 3 and 4) | "long": which step count of the budget
     records: str  # "sop" | "nsp" | "none": which training records (see data.TRAIN_POLICIES)
     sharing: str = "all"
     embedding_size: int | None = None
@@ -51,6 +51,7 @@ class PretrainRun:
 
 # Which run fills which row of each table.
 TABLE5_RUNS = {"none": "none", "nsp": "nsp", "sop": "sop"}
+LONG_SOP_RUN = "sop_long"  # Table 5's SOP run with budget.long_sop_steps: more steps, nothing else changed
 TABLE4_RUNS = {"all": "all", "attention": "share_attention", "ffn": "share_ffn", "none": "share_none"}
 
 
@@ -72,6 +73,8 @@ def pretraining_runs(budget: Budget) -> list[PretrainRun]:
     ]
     others = [e for e in budget.embedding_sizes if e != budget.embedding_size]
     runs += [PretrainRun(f"e{e}", "ablation", "sop", embedding_size=e) for e in others]
+    if budget.long_sop_steps:
+        runs.append(PretrainRun(LONG_SOP_RUN, "long", "sop"))
     return runs
 
 

@@ -202,6 +202,9 @@ def test_long_sop_note_states_both_curves_and_their_late_slopes():
     assert "50.0, 50.0, 50.0, 50.0, 51.0, 52.0, 53.0 on held-out SOP at steps 0, 500, 1000, 1500, 2000" in text
     assert "+2.5 points over the majority class" in text and "+2.00 points per 1,000 steps" in text
     assert "from 1.5 at step 500 to 9.0, +3.00 points per 1,000 steps" in text and "held-out NSP 51.1" in text
+    assert "close to predicting frequent tokens" in text
+    learned = long_sop_note({**run, "heldout_sop_accuracy": 0.62}, 0.505)
+    assert "+11.5 points" in learned and "SOP is learned clearly" in learned and "frequent tokens" not in learned
 
 
 def test_reused_minutes_count_pretraining_and_fine_tuning_of_reused_runs_only():

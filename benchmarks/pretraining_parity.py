@@ -24,11 +24,18 @@ evaluation, settings, machine (CPU flags) and versions.
     python benchmarks/pretraining_parity.py                          # LAMB 4e-3, 600 steps (~20 min on 2 cores)
     python benchmarks/pretraining_parity.py --optimizer adamw --learning_rate 1e-3 --steps 300
     python benchmarks/pretraining_parity.py --smoke                  # tiny budget, a minute
+
+Where TensorFlow is not installed (the GPU machine), the transformers side runs alone from an .npz of the records:
+
+    python benchmarks/pretraining_parity.py --export_npz sop_small.npz                 # here, with TensorFlow
+    python3 benchmarks/pretraining_parity.py --torch_only --records_npz sop_small.npz --device cuda \
+        --steps 16000 --eval_every 2000 --output long.json                              # there (results/*_gpu_long)
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import sys
@@ -59,6 +66,13 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--torch_threads", type=int, default=2)
     p.add_argument("--seed", type=int, default=12345)
     p.add_argument("--smoke", action="store_true", help="the tiny budget, 20 steps (checks the script)")
+    p.add_argument("--export_npz", default="", help="write the budget's SOP train/held-out records to this .npz "
+                   "and exit (for --torch_only where TensorFlow is not installed)")
+    p.add_argument("--torch_only", action="store_true", help="run transformers alone from --records_npz")
+    p.add_argument("--records_npz", default="", help="--torch_only: the .npz of --export_npz")
+    p.add_argument("--device", default="cpu", help="--torch_only: the torch device (cpu, cuda)")
+    p.add_argument("--train_batch_size", type=int, default=0, help="--torch_only: batch (default: the budget's)")
+    p.add_argument("--output", default="", help="--torch_only: also write the JSON here after every evaluation")
     return p.parse_args(argv)
 
 
@@ -90,17 +104,42 @@ def run_albert_tf(budget, data: dict, args, lr: float, warmup: int) -> dict:
     return {"curve": [{k: point[k] for k in keep} for point in result["curve"]], "seconds": result["seconds"]}
 
 
-def _records(path: str, seq: int, pred: int, batch: int, train: bool, seed: int):
+FEATURES = ("input_ids", "input_mask", "segment_ids", "masked_lm_positions", "masked_lm_ids", "masked_lm_weights",
+            "next_sentence_labels")
+
+
+def read_records(path: str, seq: int, pred: int) -> dict:
+    """Every record of a pretraining TFRecord file as NumPy arrays (int64; weights float32; labels [n])."""
+    import numpy as np
     import tensorflow as tf
 
     spec = {name: tf.io.FixedLenFeature([seq], tf.int64) for name in ("input_ids", "input_mask", "segment_ids")}
     spec.update({name: tf.io.FixedLenFeature([pred], tf.int64) for name in ("masked_lm_positions", "masked_lm_ids")})
     spec["masked_lm_weights"] = tf.io.FixedLenFeature([pred], tf.float32)
     spec["next_sentence_labels"] = tf.io.FixedLenFeature([1], tf.int64)
-    ds = tf.data.TFRecordDataset(path).map(lambda r: tf.io.parse_single_example(r, spec))
-    if train:
-        ds = ds.repeat().shuffle(10_000, seed=seed)
-    return ds.batch(batch).as_numpy_iterator()
+    parts: dict[str, list] = {name: [] for name in FEATURES}
+    for batch in tf.data.TFRecordDataset(path).map(lambda r: tf.io.parse_single_example(r, spec)).batch(4096):
+        for name in FEATURES:
+            parts[name].append(batch[name].numpy())
+    arrays = {name: np.concatenate(chunks) for name, chunks in parts.items()}
+    arrays["next_sentence_labels"] = arrays["next_sentence_labels"][:, 0]
+    return arrays
+
+
+def export_records(path: str, budget, data: dict) -> None:
+    """``--export_npz``: the budget's SOP training and held-out records as one compressed .npz (``train/...``,
+    ``heldout/...``), so that the transformers run can go where TensorFlow is not installed (``--torch_only``)."""
+    import numpy as np
+
+    arrays = {}
+    for split, key in (("train", "train_sop"), ("heldout", "heldout_sop")):
+        for name, value in read_records(data["records"][key], budget.max_seq_length,
+                                        budget.max_predictions_per_seq).items():
+            small = value.astype(np.float32 if name == "masked_lm_weights" else np.int16)  # ids < 30000
+            arrays[f"{split}/{name}"] = small
+    tmp = f"{path}.tmp.npz"
+    np.savez_compressed(tmp, **arrays, majority=np.asarray(json.dumps(data["baselines"])))
+    os.replace(tmp, path)
 
 
 class OfficialUpdate:
@@ -134,31 +173,69 @@ class OfficialUpdate:
                 ratio = 1.0
                 if not self.excluded[name]:
                     u = u + self.wd * p
-                    if self.lamb:
-                        w_norm, u_norm = float(p.norm()), float(u.norm())
-                        ratio = w_norm / u_norm if w_norm > 0 and u_norm > 0 else 1.0
+                    if self.lamb:  # on the device: no host round trip per tensor
+                        w_norm, u_norm = p.norm(), u.norm()
+                        ok = (w_norm > 0) & (u_norm > 0)
+                        ratio = torch.where(ok, w_norm / torch.where(ok, u_norm, 1.0), 1.0)
                 p.sub_(ratio * lr * u)
                 p.grad = None
 
 
-def run_transformers(budget, data: dict, args, lr: float, warmup: int) -> dict:
+def array_batches(arrays: dict, batch: int, seed: int | None):
+    """Batches (dicts of NumPy arrays) of ``arrays``: in order once (``seed`` None), or shuffled epoch after
+    epoch, for ever."""
+    import numpy as np
+
+    n = len(arrays["input_ids"])
+    if seed is None:
+        for start in range(0, n, batch):
+            yield {k: v[start:start + batch] for k, v in arrays.items()}
+        return
+    rng = np.random.default_rng(seed)
+    while True:
+        order = rng.permutation(n)
+        for start in range(0, n - batch + 1, batch):
+            rows = order[start:start + batch]
+            yield {k: v[rows] for k, v in arrays.items()}
+
+
+def tfrecord_batches(path: str, seq: int, pred: int, batch: int, seed: int):
+    """The CPU run's training batches: ``tf.data`` shuffled with a 10,000-record buffer (as measured in
+    results/pretraining_parity.json)."""
+    import tensorflow as tf
+
+    spec = {name: tf.io.FixedLenFeature([seq], tf.int64) for name in ("input_ids", "input_mask", "segment_ids")}
+    spec.update({name: tf.io.FixedLenFeature([pred], tf.int64) for name in ("masked_lm_positions", "masked_lm_ids")})
+    spec["masked_lm_weights"] = tf.io.FixedLenFeature([pred], tf.float32)
+    spec["next_sentence_labels"] = tf.io.FixedLenFeature([1], tf.int64)
+    ds = tf.data.TFRecordDataset(path).map(lambda r: tf.io.parse_single_example(r, spec))
+    return ds.repeat().shuffle(10_000, seed=seed).batch(batch).as_numpy_iterator()
+
+
+def run_transformers(budget, train_batches, heldout: dict, args, lr: float, warmup: int,
+                     checkpoint=None) -> dict:
+    """transformers' ALBERT of the budget's size trained from scratch by :class:`OfficialUpdate` on
+    ``train_batches``, scored on ``heldout`` (arrays) at step 0 and every ``--eval_every`` steps, on
+    ``--device``; ``checkpoint(curve)`` is called after every evaluation (partial results survive a time limit)."""
     import torch
     import transformers
 
     torch.manual_seed(args.seed)
     torch.set_num_threads(args.torch_threads)
+    device = torch.device(args.device)
     config = transformers.AlbertConfig(
         vocab_size=30000, embedding_size=budget.embedding_size, hidden_size=budget.hidden_size,
         num_hidden_layers=budget.num_layers, num_attention_heads=budget.num_heads,
         intermediate_size=budget.intermediate_size, hidden_act="gelu", hidden_dropout_prob=0.0,
         attention_probs_dropout_prob=0.0, classifier_dropout_prob=0.0, max_position_embeddings=512,
     )
-    model = transformers.AlbertForPreTraining(config)
+    model = transformers.AlbertForPreTraining(config).to(device)
     update = OfficialUpdate(model.named_parameters(), args.optimizer == "lamb", args.adam_bias_correction)
-    seq, pred = budget.max_seq_length, budget.max_predictions_per_seq
 
     def forward(batch):
-        tensors = {k: torch.from_numpy(v.copy()) for k, v in batch.items()}
+        tensors = {k: torch.as_tensor(v.astype("float32" if k == "masked_lm_weights" else "int64"), device=device)
+                   for k, v in batch.items()}
+        tensors["next_sentence_labels"] = tensors["next_sentence_labels"].reshape(-1)
         out = model.albert(input_ids=tensors["input_ids"], attention_mask=tensors["input_mask"],
                            token_type_ids=tensors["segment_ids"])
         positions = tensors["masked_lm_positions"].unsqueeze(-1).expand(-1, -1, config.hidden_size)
@@ -171,41 +248,87 @@ def run_transformers(budget, data: dict, args, lr: float, warmup: int) -> dict:
                                                tensors["masked_lm_ids"].reshape(-1), reduction="none")
         weights = tensors["masked_lm_weights"].reshape(-1)
         mlm = (ce * weights).sum() / (weights.sum() + 1e-5)
-        return mlm + torch.nn.functional.cross_entropy(sop, tensors["next_sentence_labels"][:, 0])
+        return mlm + torch.nn.functional.cross_entropy(sop, tensors["next_sentence_labels"])
 
     def evaluate(step: int) -> dict:
         model.eval()
         right = count = sop_right = sequences = 0
         loss = 0.0
         with torch.no_grad():
-            for batch in _records(data["records"]["heldout_sop"], seq, pred, budget.eval_batch_size, False, 0):
+            for batch in array_batches(heldout, budget.eval_batch_size, None):
                 tensors, logits, sop = forward(batch)
                 mask = tensors["masked_lm_weights"] > 0
                 ids = tensors["masked_lm_ids"][mask]
                 right += int((logits.argmax(-1)[mask] == ids).sum())
                 count += int(mask.sum())
                 loss += float(torch.nn.functional.cross_entropy(logits[mask], ids, reduction="sum"))
-                sop_right += int((sop.argmax(-1) == tensors["next_sentence_labels"][:, 0]).sum())
+                sop_right += int((sop.argmax(-1) == tensors["next_sentence_labels"]).sum())
                 sequences += len(sop)
         model.train()
-        point = {"step": step, "masked_lm_accuracy": round(right / count, 4), "masked_lm_loss": round(loss / count, 4),
-                 "sentence_order_accuracy": round(sop_right / sequences, 4)}
+        point = {"step": step, "seconds": round(time.time() - start, 1), "masked_lm_accuracy": round(right / count, 4),
+                 "masked_lm_loss": round(loss / count, 4), "sentence_order_accuracy": round(sop_right / sequences, 4)}
         print(f"transformers_torch: held-out @ step {step}: {point}", file=sys.stderr, flush=True)
         return point
 
     start = time.time()
     curve = [evaluate(0)]
-    batches = _records(data["records"]["train_sop"], seq, pred, budget.train_batch_size, True, args.seed)
     for step in range(args.steps):
-        loss_of(next(batches)).backward()
+        loss_of(next(train_batches)).backward()
         update.step(official_lr(step, lr, args.steps, warmup))
         if (step + 1) % args.eval_every == 0 or step + 1 == args.steps:
             curve.append(evaluate(step + 1))
-    return {"curve": curve, "seconds": round(time.time() - start, 1)}
+            if checkpoint is not None:
+                checkpoint(curve)
+    keep = ("step", "masked_lm_accuracy", "masked_lm_loss", "sentence_order_accuracy")
+    return {"curve": [{k: p[k] for k in keep} for p in curve], "seconds": round(time.time() - start, 1),
+            "eval_seconds": [p["seconds"] for p in curve]}
+
+
+def torch_only(args) -> dict:
+    """``--torch_only``: the transformers run alone, from ``--records_npz`` (no TensorFlow needed), on
+    ``--device``; the JSON is written to ``--output`` after every evaluation."""
+    import numpy as np
+    import torch
+
+    from albert_tf.reproduce.budgets import get_budget
+
+    budget = get_budget("tiny" if args.smoke else "small")
+    if args.train_batch_size:
+        budget = dataclasses.replace(budget, train_batch_size=args.train_batch_size)
+    lr = args.learning_rate or budget.learning_rate
+    warmup = max(1, args.steps // 10)
+    with np.load(args.records_npz) as npz:
+        train = {name: npz[f"train/{name}"] for name in FEATURES}
+        heldout = {name: npz[f"heldout/{name}"] for name in FEATURES}
+        majority = json.loads(str(npz["majority"]))
+    settings = {"budget": budget.name, "optimizer": args.optimizer, "learning_rate": lr, "steps": args.steps,
+                "warmup_steps": warmup, "train_batch_size": budget.train_batch_size,
+                "adam_bias_correction": args.adam_bias_correction, "seed": args.seed, "heldout_majority": majority,
+                "train_records": len(train["input_ids"]), "device": args.device,
+                "device_name": torch.cuda.get_device_name() if args.device.startswith("cuda") else "cpu"}
+
+    def write(curve, done=False):
+        result = {"benchmark": "pretraining_parity --torch_only", "settings": settings, "complete": done,
+                  "transformers_torch": {"curve": curve}, "versions": versions(("torch", "transformers"))}
+        if args.output:
+            tmp = f"{args.output}.tmp"
+            with open(tmp, "w", encoding="utf-8") as f:
+                json.dump(result, f, indent=1)
+            os.replace(tmp, args.output)
+        return result
+
+    run = run_transformers(budget, array_batches(train, budget.train_batch_size, args.seed), heldout, args, lr,
+                           warmup, checkpoint=write)
+    result = write(run["curve"], done=True)
+    result["transformers_torch"] = run
+    print(json.dumps(result, indent=1))
+    return result
 
 
 def main(argv=None) -> dict:
     args = parse_args(argv)
+    if args.torch_only:
+        return torch_only(args)
     if not os.path.isdir(os.path.join(args.shared_data, "text")):
         result = {"skipped": f"no shared data at {args.shared_data}"}
         print(json.dumps(result))
@@ -220,8 +343,16 @@ def main(argv=None) -> dict:
     warmup = max(1, args.steps // 10)
     data = prepare_data(budget, args.shared_data, args.workdir,
                         log=lambda line: print(line, file=sys.stderr, flush=True))
+    if args.export_npz:
+        export_records(args.export_npz, budget, data)
+        result = {"exported": args.export_npz, "bytes": os.path.getsize(args.export_npz)}
+        print(json.dumps(result))
+        return result
+    heldout = read_records(data["records"]["heldout_sop"], budget.max_seq_length, budget.max_predictions_per_seq)
+    train = tfrecord_batches(data["records"]["train_sop"], budget.max_seq_length, budget.max_predictions_per_seq,
+                             budget.train_batch_size, args.seed)
     runs = {"albert_tf": run_albert_tf(budget, data, args, lr, warmup),
-            "transformers_torch": run_transformers(budget, data, args, lr, warmup)}
+            "transformers_torch": run_transformers(budget, train, heldout, args, lr, warmup)}
     ours, theirs = runs["albert_tf"]["curve"], runs["transformers_torch"]["curve"]
     difference = [
         {"step": a["step"], **{k: round(a[k] - b[k], 4) for k in a if k != "step"}}

@@ -191,3 +191,35 @@ def test_pretraining_parity_smoke(tmp_path):
         assert d["masked_lm_accuracy"] == pytest.approx(a["masked_lm_accuracy"] - b["masked_lm_accuracy"], abs=1e-4)
     # both start from an untrained model: MLM loss near ln(30000) = 10.3
     assert abs(ours[0]["masked_lm_loss"] - 10.3) < 0.3 and abs(theirs[0]["masked_lm_loss"] - 10.3) < 0.3
+
+    # --export_npz then --torch_only (the path for a machine without TensorFlow): the same records, the same
+    # initialisation (seed) and the same held-out set give the same step-0 evaluation as the run above.
+    npz = tmp_path / "records.npz"
+    exported = _run("benchmarks/pretraining_parity.py", "--smoke", f"--shared_data={shared}", f"--workdir={tmp_path}",
+                    f"--export_npz={npz}")
+    assert exported["bytes"] == npz.stat().st_size > 0
+    saved = tmp_path / "torch_only.json"
+    alone = _run("benchmarks/pretraining_parity.py", "--smoke", "--torch_only", f"--records_npz={npz}",
+                 "--steps", "4", "--eval_every", "2", f"--output={saved}")
+    assert alone["complete"] and json.loads(saved.read_text())["complete"]
+    curve = alone["transformers_torch"]["curve"]
+    assert [p["step"] for p in curve] == [0, 2, 4]
+    assert curve[0]["masked_lm_loss"] == theirs[0]["masked_lm_loss"]
+    assert curve[0]["sentence_order_accuracy"] == theirs[0]["sentence_order_accuracy"]
+
+
+def test_parity_array_batches_cover_every_record_once_per_epoch():
+    import numpy as np
+
+    sys.path.insert(0, str(ROOT))
+    from benchmarks.pretraining_parity import array_batches
+
+    arrays = {"input_ids": np.arange(10)[:, None], "next_sentence_labels": np.arange(10)}
+    ordered = list(array_batches(arrays, 4, None))
+    assert [len(b["input_ids"]) for b in ordered] == [4, 4, 2]
+    assert np.concatenate([b["next_sentence_labels"] for b in ordered]).tolist() == list(range(10))
+    stream = array_batches(arrays, 5, seed=3)
+    epoch = np.concatenate([next(stream)["next_sentence_labels"] for _ in range(2)])
+    assert sorted(epoch.tolist()) == list(range(10)) and epoch.tolist() != list(range(10))
+    again = np.concatenate([next(array_batches(arrays, 5, seed=3))["next_sentence_labels"]])
+    assert again.tolist() == epoch[:5].tolist()  # seeded: the same order

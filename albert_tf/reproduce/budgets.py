@@ -18,8 +18,11 @@ AMD EPYC VM:
   12.5% against our 12.0% at step 600, one seed each).
 * 16,000 steps at batch 32 and 8,000 at batch 128 of that transformers model on the same records, on a GPU
   (``pretraining_parity.py --torch_only``, 2026-11-26): held-out MLM stays at 15-16% and its loss rises from step
-  4,000 on (the 60,705 records come round again and again: overfitting), held-out SOP peaks at 60.0 (+9.6). So the
-  text, not the step count, limits this budget; ``medium`` keeps the same text and would meet the same limit.
+  4,000 on (the 60,705 twice-masked records come round again and again: overfitting); held-out SOP peaks at 60.0.
+  With ``dupe_factor=5`` (150,446 records of the same text) the held-out MLM loss keeps falling and MLM accuracy
+  leaves the plateau at step 12,000 (19.6% at 14,000); SOP peaks at 60.2. So SOP needs the MLM escape, and that
+  needs mask variety and ~7x this budget's Table 5 steps: ``medium`` (dupe 4, 10,000 steps at batch 64) is in that
+  range, on a GPU with TensorFlow.
 * 600-step calibration (2026-11-26): LAMB learning rate 1e-3 reached held-out MLM 7.1% against 12.0% at 4e-3 and
   12.1% at 1e-2 (SOP 52.4 / 52.7 / 53.0), so 4e-3 stays; AdamW 1e-3 was behind LAMB 4e-3 at step 200 (6.2 vs 8.8).
 

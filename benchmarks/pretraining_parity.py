@@ -100,25 +100,30 @@ def run_albert_tf(budget, data: dict, args, lr: float, warmup: int) -> dict:
         seed=args.seed, adam_bias_correction=args.adam_bias_correction,
         log=lambda line: print(f"albert_tf:{line}", file=sys.stderr, flush=True), progress_log=None,
     )
-    keep = ("step", "masked_lm_accuracy", "masked_lm_loss", "sentence_order_accuracy")
-    return {"curve": [{k: point[k] for k in keep} for point in result["curve"]], "seconds": result["seconds"]}
+    return {"curve": [{k: point[k] for k in CURVE_FIELDS} for point in result["curve"]], "seconds": result["seconds"]}
 
 
+CURVE_FIELDS = ("step", "masked_lm_accuracy", "masked_lm_loss", "sentence_order_accuracy")
 FEATURES = ("input_ids", "input_mask", "segment_ids", "masked_lm_positions", "masked_lm_ids", "masked_lm_weights",
             "next_sentence_labels")
+
+
+def _parsed(path: str, seq: int, pred: int):
+    """The records of a pretraining TFRecord file, parsed with the project's schema (what training reads)."""
+    import tensorflow as tf
+
+    from albert_tf.data.pretraining.schema import feature_spec
+
+    spec = feature_spec(seq, pred)
+    return tf.data.TFRecordDataset(path).map(lambda r: tf.io.parse_single_example(r, spec))
 
 
 def read_records(path: str, seq: int, pred: int) -> dict:
     """Every record of a pretraining TFRecord file as NumPy arrays (int64; weights float32; labels [n])."""
     import numpy as np
-    import tensorflow as tf
 
-    spec = {name: tf.io.FixedLenFeature([seq], tf.int64) for name in ("input_ids", "input_mask", "segment_ids")}
-    spec.update({name: tf.io.FixedLenFeature([pred], tf.int64) for name in ("masked_lm_positions", "masked_lm_ids")})
-    spec["masked_lm_weights"] = tf.io.FixedLenFeature([pred], tf.float32)
-    spec["next_sentence_labels"] = tf.io.FixedLenFeature([1], tf.int64)
     parts: dict[str, list] = {name: [] for name in FEATURES}
-    for batch in tf.data.TFRecordDataset(path).map(lambda r: tf.io.parse_single_example(r, spec)).batch(4096):
+    for batch in _parsed(path, seq, pred).batch(4096):
         for name in FEATURES:
             parts[name].append(batch[name].numpy())
     arrays = {name: np.concatenate(chunks) for name, chunks in parts.items()}
@@ -202,14 +207,7 @@ def array_batches(arrays: dict, batch: int, seed: int | None):
 def tfrecord_batches(path: str, seq: int, pred: int, batch: int, seed: int):
     """The CPU run's training batches: ``tf.data`` shuffled with a 10,000-record buffer (as measured in
     results/pretraining_parity.json)."""
-    import tensorflow as tf
-
-    spec = {name: tf.io.FixedLenFeature([seq], tf.int64) for name in ("input_ids", "input_mask", "segment_ids")}
-    spec.update({name: tf.io.FixedLenFeature([pred], tf.int64) for name in ("masked_lm_positions", "masked_lm_ids")})
-    spec["masked_lm_weights"] = tf.io.FixedLenFeature([pred], tf.float32)
-    spec["next_sentence_labels"] = tf.io.FixedLenFeature([1], tf.int64)
-    ds = tf.data.TFRecordDataset(path).map(lambda r: tf.io.parse_single_example(r, spec))
-    return ds.repeat().shuffle(10_000, seed=seed).batch(batch).as_numpy_iterator()
+    return _parsed(path, seq, pred).repeat().shuffle(10_000, seed=seed).batch(batch).as_numpy_iterator()
 
 
 def run_transformers(budget, train_batches, heldout: dict, args, lr: float, warmup: int,
@@ -279,32 +277,50 @@ def run_transformers(budget, train_batches, heldout: dict, args, lr: float, warm
             curve.append(evaluate(step + 1))
             if checkpoint is not None:
                 checkpoint(curve)
-    keep = ("step", "masked_lm_accuracy", "masked_lm_loss", "sentence_order_accuracy")
-    return {"curve": [{k: p[k] for k in keep} for p in curve], "seconds": round(time.time() - start, 1),
+    return {"curve": [{k: p[k] for k in CURVE_FIELDS} for p in curve], "seconds": round(time.time() - start, 1),
             "eval_seconds": [p["seconds"] for p in curve]}
+
+
+def _settings(budget, args, lr: float, warmup: int, majority: dict) -> dict:
+    """The run's settings as both modes record them."""
+    return {"budget": budget.name, "optimizer": args.optimizer, "learning_rate": lr, "steps": args.steps,
+            "warmup_steps": warmup, "train_batch_size": budget.train_batch_size,
+            "adam_bias_correction": args.adam_bias_correction, "seed": args.seed, "heldout_majority": majority}
+
+
+def _load_npz(path: str) -> tuple[dict, dict, dict]:
+    """(train arrays, held-out arrays, majority baselines) of an ``--export_npz`` file, or a one-line SystemExit."""
+    import numpy as np
+
+    if not path:
+        raise SystemExit("error: --torch_only needs --records_npz (the file --export_npz writes)")
+    try:
+        with np.load(path) as npz:
+            train = {name: npz[f"train/{name}"] for name in FEATURES}
+            heldout = {name: npz[f"heldout/{name}"] for name in FEATURES}
+            majority = json.loads(str(npz["majority"]))
+    except OSError as e:
+        raise SystemExit(f"error: --records_npz={path}: cannot read it ({e})") from None
+    except (KeyError, ValueError) as e:
+        raise SystemExit(f"error: --records_npz={path}: not an --export_npz file ({e})") from None
+    return train, heldout, majority
 
 
 def torch_only(args) -> dict:
     """``--torch_only``: the transformers run alone, from ``--records_npz`` (no TensorFlow needed), on
     ``--device``; the JSON is written to ``--output`` after every evaluation."""
-    import numpy as np
-    import torch
-
     from albert_tf.reproduce.budgets import get_budget
+
+    train, heldout, majority = _load_npz(args.records_npz)  # a bad file fails before torch is imported
+    import torch
 
     budget = get_budget("tiny" if args.smoke else "small")
     if args.train_batch_size:
         budget = dataclasses.replace(budget, train_batch_size=args.train_batch_size)
     lr = args.learning_rate or budget.learning_rate
     warmup = max(1, args.steps // 10)
-    with np.load(args.records_npz) as npz:
-        train = {name: npz[f"train/{name}"] for name in FEATURES}
-        heldout = {name: npz[f"heldout/{name}"] for name in FEATURES}
-        majority = json.loads(str(npz["majority"]))
-    settings = {"budget": budget.name, "optimizer": args.optimizer, "learning_rate": lr, "steps": args.steps,
-                "warmup_steps": warmup, "train_batch_size": budget.train_batch_size,
-                "adam_bias_correction": args.adam_bias_correction, "seed": args.seed, "heldout_majority": majority,
-                "train_records": len(train["input_ids"]), "device": args.device,
+    settings = {**_settings(budget, args, lr, warmup, majority), "train_records": len(train["input_ids"]),
+                "device": args.device,
                 "device_name": torch.cuda.get_device_name() if args.device.startswith("cuda") else "cpu"}
 
     def write(curve, done=False):
@@ -361,10 +377,7 @@ def main(argv=None) -> dict:
     ]
     result = {
         "benchmark": "pretraining_parity",
-        "settings": {"budget": budget.name, "optimizer": args.optimizer, "learning_rate": lr, "steps": args.steps,
-                     "warmup_steps": warmup, "train_batch_size": budget.train_batch_size,
-                     "adam_bias_correction": args.adam_bias_correction, "seed": args.seed,
-                     "heldout_majority": data["baselines"]},
+        "settings": _settings(budget, args, lr, warmup, data["baselines"]),
         **runs,
         "albert_tf_minus_transformers": difference,
         "machine": machine_info(),

@@ -223,3 +223,19 @@ def test_parity_array_batches_cover_every_record_once_per_epoch():
     assert sorted(epoch.tolist()) == list(range(10)) and epoch.tolist() != list(range(10))
     again = np.concatenate([next(array_batches(arrays, 5, seed=3))["next_sentence_labels"]])
     assert again.tolist() == epoch[:5].tolist()  # seeded: the same order
+
+
+@pytest.mark.parametrize("args, expect", [
+    ([], "needs --records_npz"),
+    (["--records_npz=missing.npz"], "cannot read it"),
+    (["--records_npz=NOT_NPZ"], "not an --export_npz file"),
+])
+def test_parity_torch_only_bad_records_is_one_line(tmp_path, args, expect):
+    bogus = tmp_path / "bogus.npz"
+    bogus.write_bytes(b"not a zip")
+    args = [a.replace("NOT_NPZ", str(bogus)).replace("missing.npz", str(tmp_path / "missing.npz")) for a in args]
+    proc = subprocess.run([sys.executable, "benchmarks/pretraining_parity.py", "--torch_only", *args],
+                          capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert proc.returncode != 0 and proc.stdout == ""
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error:") and expect in lines[0], proc.stderr

@@ -30,6 +30,10 @@ Where TensorFlow is not installed (the GPU machine), the transformers side runs 
     python benchmarks/pretraining_parity.py --export_npz sop_small.npz                 # here, with TensorFlow
     python3 benchmarks/pretraining_parity.py --torch_only --records_npz sop_small.npz --device cuda \
         --steps 16000 --eval_every 2000 --output long.json                              # there (results/*_gpu_long)
+
+``--budget medium`` takes the ``medium`` budget instead: its data with ``--export_npz``, its model size, batch and
+learning rate with ``--torch_only`` (mix them to train one budget's model on the other's records: the JSON's
+``records_made_by`` says whose records they were).
 """
 
 from __future__ import annotations
@@ -65,6 +69,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--adam_bias_correction", action="store_true", help="both runs with Adam's bias correction")
     p.add_argument("--torch_threads", type=int, default=2)
     p.add_argument("--seed", type=int, default=12345)
+    p.add_argument("--budget", choices=("small", "medium"), default="small",
+                   help="the reproduction budget whose data, model size, batch and learning rate are used "
+                        "(medium: with --export_npz here and --torch_only on a GPU)")
     p.add_argument("--smoke", action="store_true", help="the tiny budget, 20 steps (checks the script)")
     p.add_argument("--export_npz", default="", help="write the budget's SOP train/held-out records to this .npz "
                    "and exit (for --torch_only where TensorFlow is not installed)")
@@ -143,7 +150,8 @@ def export_records(path: str, budget, data: dict) -> None:
             small = value.astype(np.float32 if name == "masked_lm_weights" else np.int16)  # ids < 30000
             arrays[f"{split}/{name}"] = small
     tmp = f"{path}.tmp.npz"
-    np.savez_compressed(tmp, **arrays, majority=np.asarray(json.dumps(data["baselines"])))
+    np.savez_compressed(tmp, **arrays, majority=np.asarray(json.dumps(data["baselines"])),
+                        data_fields=np.asarray(json.dumps({"budget": budget.name, **budget.fields("data")})))
     os.replace(tmp, path)
 
 
@@ -288,8 +296,9 @@ def _settings(budget, args, lr: float, warmup: int, majority: dict) -> dict:
             "adam_bias_correction": args.adam_bias_correction, "seed": args.seed, "heldout_majority": majority}
 
 
-def _load_npz(path: str) -> tuple[dict, dict, dict]:
-    """(train arrays, held-out arrays, majority baselines) of an ``--export_npz`` file, or a one-line SystemExit."""
+def _load_npz(path: str) -> tuple[dict, dict, dict, dict | None]:
+    """(train arrays, held-out arrays, majority baselines, the data fields of the budget that made the records:
+    None in files written before they were recorded) of an ``--export_npz`` file, or a one-line SystemExit."""
     import numpy as np
 
     if not path:
@@ -299,11 +308,12 @@ def _load_npz(path: str) -> tuple[dict, dict, dict]:
             train = {name: npz[f"train/{name}"] for name in FEATURES}
             heldout = {name: npz[f"heldout/{name}"] for name in FEATURES}
             majority = json.loads(str(npz["majority"]))
+            data_fields = json.loads(str(npz["data_fields"])) if "data_fields" in npz.files else None
     except OSError as e:
         raise SystemExit(f"error: --records_npz={path}: cannot read it ({e})") from None
     except (KeyError, ValueError) as e:
         raise SystemExit(f"error: --records_npz={path}: not an --export_npz file ({e})") from None
-    return train, heldout, majority
+    return train, heldout, majority, data_fields
 
 
 def torch_only(args) -> dict:
@@ -311,16 +321,16 @@ def torch_only(args) -> dict:
     ``--device``; the JSON is written to ``--output`` after every evaluation."""
     from albert_tf.reproduce.budgets import get_budget
 
-    train, heldout, majority = _load_npz(args.records_npz)  # a bad file fails before torch is imported
+    train, heldout, majority, data_fields = _load_npz(args.records_npz)  # a bad file fails before torch is imported
     import torch
 
-    budget = get_budget("tiny" if args.smoke else "small")
+    budget = get_budget("tiny" if args.smoke else args.budget)
     if args.train_batch_size:
         budget = dataclasses.replace(budget, train_batch_size=args.train_batch_size)
     lr = args.learning_rate or budget.learning_rate
     warmup = max(1, args.steps // 10)
     settings = {**_settings(budget, args, lr, warmup, majority), "train_records": len(train["input_ids"]),
-                "device": args.device,
+                "records_made_by": data_fields, "device": args.device,
                 "device_name": torch.cuda.get_device_name() if args.device.startswith("cuda") else "cpu"}
 
     def write(curve, done=False):
@@ -352,7 +362,7 @@ def main(argv=None) -> dict:
     from albert_tf.reproduce.budgets import get_budget
     from albert_tf.reproduce.data import prepare_data
 
-    budget = get_budget("tiny" if args.smoke else "small")
+    budget = get_budget("tiny" if args.smoke else args.budget)
     if args.smoke:
         args.steps, args.eval_every = min(args.steps, 20), min(args.eval_every, 10)
     lr = args.learning_rate or budget.learning_rate

@@ -202,6 +202,8 @@ def test_pretraining_parity_smoke(tmp_path):
     alone = _run("benchmarks/pretraining_parity.py", "--smoke", "--torch_only", f"--records_npz={npz}",
                  "--steps", "4", "--eval_every", "2", f"--output={saved}")
     assert alone["complete"] and json.loads(saved.read_text())["complete"]
+    made_by = alone["settings"]["records_made_by"]  # the .npz says whose records it holds
+    assert made_by["budget"] == "tiny" and made_by["dupe_factor"] == 1 and made_by["max_seq_length"] == 64
     curve = alone["transformers_torch"]["curve"]
     assert [p["step"] for p in curve] == [0, 2, 4]
     assert curve[0]["masked_lm_loss"] == theirs[0]["masked_lm_loss"]

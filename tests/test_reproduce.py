@@ -184,7 +184,7 @@ def test_sop_budget_estimate_extrapolates_the_second_half_of_the_curve():
     curve = [{"step": s, "sentence_order_accuracy": 0.5 + max(0, s - 900) / 30000} for s in range(0, 1801, 300)]
     text = sop_budget_estimate(curve, 0.5, budget)
     assert "3,900 steps" in text and "2.2x" in text and "3.33 points per 1,000 steps" in text
-    assert "Longer runs of the `small` budget's model" in text and "medium" in text
+    assert "Longer runs of the `small` and `medium` budgets' models" in text and "+10 is where SOP levels off" in text
     flat = [{"step": s, "sentence_order_accuracy": 0.52 - s / 1e6} for s in range(0, 1801, 300)]
     assert "no upward trend" in sop_budget_estimate(flat, 0.5, budget)
 

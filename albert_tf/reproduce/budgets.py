@@ -11,18 +11,22 @@ AMD EPYC VM:
 * 3000 steps, the same SOP run with the schedule stretched (``long_sop_steps``, the ``sop_long`` run beside
   Table 5; made 2026-11-26, 39 min): 53.7 / 51.0 / 52.7 / 56.4 / 54.6 / 54.9 at steps 500-3000 (+4.4 at the
   end), held-out MLM 12.2 -> 15.2%, flat at 14.5-15.2% from step 1500 on (MLM loss ~6.0); the SOP model on
-  held-out NSP 51.1 (majority 52.2). A longer schedule alone does not help: the MLM plateau, not the step count,
-  holds SOP back (SOP needs contextual representations, and the model is still predicting frequent tokens).
-  That the curve is this slow is not this code's doing: ``benchmarks/pretraining_parity.py`` trains Hugging
-  Face's torch ALBERT on the same records with the same update, and it follows the same curve (held-out MLM
-  12.5% against our 12.0% at step 600, one seed each).
+  held-out NSP 51.1 (majority 52.2). 1.7x the steps add half a point: far from enough (see below for how many
+  sequences SOP needs). That the curve is this slow is not this code's doing: ``benchmarks/pretraining_parity.py``
+  trains Hugging Face's torch ALBERT on the same records with the same update, and it follows the same curve
+  (held-out MLM 12.5% against our 12.0% at step 600, one seed each).
 * 16,000 steps at batch 32 and 8,000 at batch 128 of that transformers model on the same records, on a GPU
   (``pretraining_parity.py --torch_only``, 2026-11-26): held-out MLM stays at 15-16% and its loss rises from step
   4,000 on (the 60,705 twice-masked records come round again and again: overfitting); held-out SOP peaks at 60.0.
   With ``dupe_factor=5`` (150,446 records of the same text) the held-out MLM loss keeps falling and MLM accuracy
-  leaves the plateau at step 12,000 (19.6% at 14,000); SOP peaks at 60.2. So SOP needs the MLM escape, and that
-  needs mask variety and ~7x this budget's Table 5 steps: ``medium`` (dupe 4, 10,000 steps at batch 64) is in that
-  range, on a GPU with TensorFlow.
+  leaves the plateau at step 12,000 (19.6% at 14,000); SOP peaks at 60.2.
+* The same model at batch 128 and the ``medium`` budget's own SOP run (dupe 4, H 512, 6 layers, batch 64), both in
+  that transformers restatement on a GPU (``--budget medium``, 2026-11-26): SOP 61.3 at step 3,000 of batch 128
+  with MLM still at 16.2% (MLM leaves the plateau after: 26.3% at 6,000); ``medium`` holds 59.1-61.7 from step
+  4,000 to 9,000 while its MLM climbs from 16% to 24%, and a replica differs by 2.6 points at step 4,000. So SOP
+  does not wait for the MLM escape: it levels off at ~60-62 (+10 +- 2) after 200-400k sequences in every run that
+  does not overfit, small or medium. This budget would need ~200k sequences per SOP run (~3.5x table5_steps, ~2 h
+  of CPU for Table 5) to reach that level; ``medium`` reaches it, on a GPU with TensorFlow.
 * 600-step calibration (2026-11-26): LAMB learning rate 1e-3 reached held-out MLM 7.1% against 12.0% at 4e-3 and
   12.1% at 1e-2 (SOP 52.4 / 52.7 / 53.0), so 4e-3 stays; AdamW 1e-3 was behind LAMB 4e-3 at step 200 (6.2 vs 8.8).
 
@@ -178,8 +182,9 @@ BUDGETS = {
     "medium": Budget(
         name="medium",
         estimate=(
-            "not measured: about 50x the small budget's compute (2x wider, 6 layers, 10000 / 4000 steps at batch "
-            "64); hours on one GPU, not meant for a 2-core CPU"
+            "not measured with TensorFlow: about 50x the small budget's compute (2x wider, 6 layers, 10000 / 4000 "
+            "steps at batch 64); hours on one GPU, not meant for a 2-core CPU (transformers' restatement of its SOP "
+            "run: 29 ms per step on an H200)"
         ),
         text_sources=ALL_TEXT,
         text_mb=20.0,

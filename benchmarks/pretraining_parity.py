@@ -72,6 +72,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--budget", choices=("small", "medium"), default="small",
                    help="the reproduction budget whose data, model size, batch and learning rate are used "
                         "(medium: with --export_npz here and --torch_only on a GPU)")
+    p.add_argument("--dupe_factor", type=int, default=0,
+                   help="make the records with this dupe_factor instead of the budget's (0: the budget's)")
+    p.add_argument("--albert_tf_only", action="store_true", help="run albert-tf alone (no transformers run)")
     p.add_argument("--smoke", action="store_true", help="the tiny budget, 20 steps (checks the script)")
     p.add_argument("--export_npz", default="", help="write the budget's SOP train/held-out records to this .npz "
                    "and exit (for --torch_only where TensorFlow is not installed)")
@@ -363,6 +366,8 @@ def main(argv=None) -> dict:
     from albert_tf.reproduce.data import prepare_data
 
     budget = get_budget("tiny" if args.smoke else args.budget)
+    if args.dupe_factor:
+        budget = dataclasses.replace(budget, dupe_factor=args.dupe_factor)
     if args.smoke:
         args.steps, args.eval_every = min(args.steps, 20), min(args.eval_every, 10)
     lr = args.learning_rate or budget.learning_rate
@@ -377,19 +382,19 @@ def main(argv=None) -> dict:
     heldout = read_records(data["records"]["heldout_sop"], budget.max_seq_length, budget.max_predictions_per_seq)
     train = tfrecord_batches(data["records"]["train_sop"], budget.max_seq_length, budget.max_predictions_per_seq,
                              budget.train_batch_size, args.seed)
-    runs = {"albert_tf": run_albert_tf(budget, data, args, lr, warmup),
-            "transformers_torch": run_transformers(budget, train, heldout, args, lr, warmup)}
-    ours, theirs = runs["albert_tf"]["curve"], runs["transformers_torch"]["curve"]
-    difference = [
-        {"step": a["step"], **{k: round(a[k] - b[k], 4) for k in a if k != "step"}}
-        for a, b in zip(ours, theirs)
-        if a["step"] == b["step"]
-    ]
+    runs = {"albert_tf": run_albert_tf(budget, data, args, lr, warmup)}
+    if not args.albert_tf_only:
+        runs["transformers_torch"] = run_transformers(budget, train, heldout, args, lr, warmup)
+        ours, theirs = runs["albert_tf"]["curve"], runs["transformers_torch"]["curve"]
+        runs["albert_tf_minus_transformers"] = [
+            {"step": a["step"], **{k: round(a[k] - b[k], 4) for k in a if k != "step"}}
+            for a, b in zip(ours, theirs)
+            if a["step"] == b["step"]
+        ]
     result = {
         "benchmark": "pretraining_parity",
-        "settings": _settings(budget, args, lr, warmup, data["baselines"]),
+        "settings": {**_settings(budget, args, lr, warmup, data["baselines"]), "dupe_factor": budget.dupe_factor},
         **runs,
-        "albert_tf_minus_transformers": difference,
         "machine": machine_info(),
         "versions": versions(("torch", "transformers")),
     }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 import os
 import subprocess
@@ -152,6 +153,12 @@ def test_stsb_end_to_end_and_predict_only(tmp_path, tiny_config):
         assert set(h) >= {"pearson", "spearman", "mse", "eval_loss"} and h["num_examples"] == 1500
         assert h["mse"] == pytest.approx(h["eval_loss"], rel=1e-5)  # official STS-B loss is the squared error
     assert summary["best"]["pearson"] == max(h["pearson"] for h in hist)
+    # run.json records the tokenizer (what export_savedmodel checks and convert_checkpoint uses)
+    with open(os.path.join(out, "run.json"), encoding="utf-8") as f:
+        recorded = json.load(f)["tokenizer"]
+    with open(spm, "rb") as f:
+        assert recorded["sha256"] == hashlib.sha256(f.read()).hexdigest()
+    assert recorded["file"] == os.path.abspath(spm) and recorded["do_lower_case"] is True
     header, rows = _read_submission(os.path.join(out, "STS-B.tsv"))
     assert header == ["index", "prediction"]
     assert [r[0] for r in rows] == _glue_test_index(os.path.join(glue_dir, "STS-B", "test.tsv"))

@@ -65,9 +65,9 @@ def find_tokenizer(
 ) -> tuple[dict[str, str], str]:
     """The tokenizer for a Hugging Face output: ``({"spm_model_file" or "vocab_file": path} or {}, message)``.
 
-    An explicit file wins (an empty string means "none"); else the single ``*.model`` beside the
-    checkpoint, else the single ``*vocab*.txt``. albert-tf run directories do not record the
-    tokenizer (``run.json`` holds no vocab file), so a run's checkpoint needs the explicit file.
+    An explicit file wins (an empty string means "none"); else the file the checkpoint's fine-tuning run
+    recorded in its ``run.json`` (``training.run_dir.find_run_meta``), where it still exists with the recorded
+    content; else the single ``*.model`` beside the checkpoint, else the single ``*vocab*.txt``.
     ``message`` says where the tokenizer came from or, with ``{}``, why none will be written (a
     warning). A given file that does not exist raises :class:`CheckpointError`.
     """
@@ -82,6 +82,9 @@ def find_tokenizer(
             return {key: given}, f"tokenizer: --{key} {given}"
     if spm_model_file == "" or vocab_file == "":
         return {}, f"no tokenizer written (empty --spm_model_file / --vocab_file): {_NO_TOKENIZER}"
+    recorded, note = _run_tokenizer(input_path)
+    if recorded:
+        return recorded, note
     path = os.fspath(input_path)
     folder = path if tf.io.gfile.isdir(path) else (os.path.dirname(path) or ".")
     for key, pattern in TOKENIZER_PATTERNS:
@@ -91,7 +94,33 @@ def find_tokenizer(
         if len(found) > 1:
             names = ", ".join(os.path.basename(f) for f in found)
             return {}, f"no tokenizer written: several {pattern} beside the input checkpoint ({names}); {_NO_TOKENIZER}"
-    return {}, f"no tokenizer written: none given and no *.model or *vocab*.txt in {folder}; {_NO_TOKENIZER}"
+    return {}, f"no tokenizer written: none given{note} and no *.model or *vocab*.txt in {folder}; {_NO_TOKENIZER}"
+
+
+def _run_tokenizer(input_path: str) -> tuple[dict[str, str], str]:
+    """``({flag: file}, message)`` from the ``run.json`` of the run that wrote ``input_path``, or ``({}, why not)``
+    (``""`` where there is no record; a recorded file that is gone or changed is named, and not used)."""
+    import hashlib
+
+    import tensorflow as tf
+
+    from albert_tf.training.run_config import RunError
+    from albert_tf.training.run_dir import find_run_meta
+
+    try:
+        found = find_run_meta(input_path)
+    except RunError:
+        found = None
+    record = (found[1].get("tokenizer") or {}) if found else {}
+    flag, file = record.get("flag"), record.get("file")
+    if flag not in ("spm_model_file", "vocab_file") or not file:
+        return {}, ""
+    if not tf.io.gfile.exists(file):
+        return {}, f", the run's {file} ({found[0]}) is gone,"
+    with tf.io.gfile.GFile(file, "rb") as f:
+        if hashlib.sha256(f.read()).hexdigest() != record.get("sha256"):
+            return {}, f", the run's {file} ({found[0]}) has changed since the run,"
+    return {flag: file}, f"tokenizer: {file} (recorded in {found[0]})"
 
 
 def find_config(input_path: str, input_format: str, albert_config_file: str | None) -> Any:

@@ -37,6 +37,10 @@ segment, serve_text_pair for pairs, tokenize and bert_pack_inputs).
   export_savedmodel --task=encoder --albert_config_file=albert_base_v2 --spm_model_file=30k-clean.model \\
       --max_seq_length=128 --init_checkpoint=albert_base/model.ckpt-best --export_dir=hub/albert_base
 
+A fine-tuned --checkpoint (classifier, squad, race) is exported with the tokenizer its run trained with: the run's
+run.json records the SentencePiece model's sha256 and --do_lower_case, and another model file or setting is refused
+before anything is built (a same-size vocab of another model would give wrong ids without any error).
+
 --tflite (classifier, squad, race) also writes <step>/model.tflite: the token-id signature with TFLite builtin ops
 only, any batch size at --max_seq_length (the raw-text signatures need TF string and tensorflow_text ops, which
 TFLite has no builtins for).
@@ -160,6 +164,19 @@ def _export_encoder() -> dict[str, str]:
     )
 
 
+def _check_run_tokenizer() -> None:
+    """A fine-tuned --checkpoint is exported with the tokenizer its run trained with (``run.json`` records it):
+    another SentencePiece model of the same size, or another --do_lower_case, would give the raw-text signature
+    wrong ids without any error. Checked before anything is built."""
+    from absl import logging
+
+    from albert_tf.tokenization import FullTokenizer
+    from albert_tf.training.run_dir import check_run_tokenizer
+
+    tokenizer = FullTokenizer(do_lower_case=FLAGS.do_lower_case, spm_model_file=FLAGS.spm_model_file)
+    logging.info(check_run_tokenizer(FLAGS.checkpoint, tokenizer, f"--spm_model_file {FLAGS.spm_model_file}"))
+
+
 def _exported(path: str, ids_signature: str) -> int:
     """Print the export, and with --tflite convert its token-id signature next to it."""
     print(f"exported {path}", flush=True)
@@ -191,6 +208,7 @@ def _main(argv: list[str]) -> int:
         for kind, path in _export_encoder().items():
             print(f"exported {kind} {path}", flush=True)
         return 0
+    _check_run_tokenizer()
     if FLAGS.task == "squad":
         path = squad.export_checkpoint(
             FLAGS.checkpoint,

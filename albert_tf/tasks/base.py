@@ -81,6 +81,11 @@ class Task(abc.ABC):
         """What a continuing run in the same output directory must share (compared to ``run.json``)."""
         return {"task": self.name}
 
+    def run_record(self) -> dict[str, Any]:
+        """What ``run.json`` records beside :meth:`identity`, for later tools rather than for comparison (a
+        fine-tuning run's tokenizer, which ``export_savedmodel`` and ``convert_checkpoint`` check or use)."""
+        return {}
+
     def results_subdir(self, previous: dict[str, Any], training: bool) -> str | None:
         """Where results go when ``run.json`` holds ``previous``, an identity different from :meth:`identity`.
 
@@ -153,6 +158,9 @@ class FineTuningTask(Task):
     def warn_without_init_checkpoint(self) -> None:
         warn_random_initialisation()
 
+    def run_record(self) -> dict[str, Any]:
+        return tokenizer_run_record(self.options, self.tokenizer)
+
     def cache_dir(self, official_file: str | None = None) -> str:
         """Where feature caches go: ``--cached_dir``, else the directory of the official cache-file flag
         (``train_feature_file``, ``eval_file``, ...; our file names are keyed), else ``--output_dir``."""
@@ -161,6 +169,17 @@ class FineTuningTask(Task):
         if official_file:
             return os.path.dirname(official_file) or "."
         return self.run.output_dir
+
+
+def tokenizer_run_record(options: Any, tokenizer: FullTokenizer | None) -> dict[str, Any]:
+    """``run.json``'s record of the tokenizer a fine-tuning run trains with (``run_dir.tokenizer_record``), from
+    its ``--spm_model_file`` / ``--vocab_file``; empty without a tokenizer."""
+    from albert_tf.training.run_dir import tokenizer_record
+
+    if tokenizer is None:
+        return {}
+    flag = "spm_model_file" if options.spm_model_file else "vocab_file"
+    return {"tokenizer": tokenizer_record(flag, getattr(options, flag), tokenizer)}
 
 
 def export_metadata(task: str, max_seq_length: int, tokenizer: FullTokenizer, checkpoint: str, step: int,

@@ -43,6 +43,7 @@ from albert_tf.tasks.base import (
     input_buckets,
     load_albert_config,
     load_tokenizer,
+    tokenizer_run_record,
     warn_random_initialisation,
 )
 from albert_tf.tokenization import AlbertPreprocessor, FullTokenizer
@@ -137,6 +138,9 @@ class GlueTask(Task):
         return self.processor.num_labels
 
     # ---------------------------------------------------------------- output directory
+    def run_record(self) -> dict[str, Any]:
+        return tokenizer_run_record(self.options, self.tokenizer)
+
     def identity(self) -> dict[str, Any]:
         return {
             "task": self.processor.name,

@@ -174,7 +174,8 @@ def run_experiment(
     """Run ``task`` as ``config`` says; returns a summary (also written to ``run_summary.json``)."""
     options, run = config.trainer, config.run
     validate_options(options, run)
-    results_dir = claim_output_dir(run.output_dir, task.identity(), run.do_train, task.results_subdir)
+    results_dir = claim_output_dir(run.output_dir, {**task.identity(), **task.run_record()}, run.do_train,
+                                   task.results_subdir)
     writes = run.do_train or run.do_eval or run.do_predict
     lock = OutputDirLock(run.output_dir) if writes and is_chief_process() else None
     if lock is not None:

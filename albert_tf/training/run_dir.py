@@ -189,3 +189,59 @@ class OutputDirLock:
 
     def __exit__(self, *exc) -> None:
         self.release()
+
+
+# ------------------------------------------------------------------------------------------- the run's tokenizer
+def tokenizer_record(flag: str, path: str, tokenizer: Any) -> dict[str, Any]:
+    """What ``run.json`` records about a fine-tuning run's tokenizer (``FullTokenizer``): the flag and file it came
+    from, the file's sha256 and the lower-casing (what an export or conversion of the run's checkpoints must agree
+    on: a same-size vocab of another model, or cased text into an uncased model, gives wrong ids without an error),
+    and its full identity. A local path is recorded absolute, so that tools run from another directory find it."""
+    path = path if "://" in path else os.path.abspath(path)
+    return {"flag": flag, "file": path, "sha256": tokenizer.model_sha256,
+            "do_lower_case": bool(tokenizer.do_lower_case), "identity": tokenizer.identity()}
+
+
+def find_run_meta(checkpoint: str) -> tuple[str, dict[str, Any]] | None:
+    """``(path, content)`` of the ``run.json`` of the run that wrote ``checkpoint`` (a directory or a checkpoint
+    prefix), or None: it sits beside the checkpoint, or, for a run's best copy (``best/ckpt-best``), one or two
+    directories up (the run's directory, or the results sub-directory's parent). Nothing further up is searched,
+    so a checkpoint copied elsewhere is not mistaken for a run's."""
+    path = os.fspath(checkpoint).rstrip("/")
+    folder = path if tf.io.gfile.isdir(path) else (os.path.dirname(path) or ".")
+    candidates = [folder]
+    if os.path.basename(folder) == "best":
+        parent = os.path.dirname(folder) or "."
+        candidates += [parent, os.path.dirname(parent) or "."]
+    for directory in candidates:
+        meta = os.path.join(directory, META_FILE)
+        if tf.io.gfile.exists(meta):
+            try:
+                return meta, read_json(meta)
+            except ValueError as e:
+                raise RunError(f"{meta}: not valid JSON ({e}); it is written by albert-tf runs") from None
+    return None
+
+
+def check_run_tokenizer(checkpoint: str, tokenizer: Any, given: str) -> str:
+    """Raise :class:`RunError` when the run that wrote ``checkpoint`` recorded a tokenizer other than ``tokenizer``
+    (model file content or lower-casing); ``given`` names it in the message (e.g. ``--spm_model_file x.model``).
+    Returns a line saying what was checked (nothing where the run's ``run.json`` records no tokenizer: runs
+    written before it was recorded, pretraining runs, checkpoints from elsewhere)."""
+    found = find_run_meta(checkpoint)
+    recorded = (found[1].get("tokenizer") or {}) if found else {}
+    if not recorded:
+        return f"tokenizer not checked: no {META_FILE} with a tokenizer beside {checkpoint}"
+    meta = found[0]
+    if recorded.get("sha256") != tokenizer.model_sha256:
+        raise RunError(
+            f"{given} is not the tokenizer the run in {os.path.dirname(meta)} was trained with: {meta} records "
+            f"--{recorded.get('flag')} {recorded.get('file')} (sha256 {str(recorded.get('sha256'))[:12]}...), this "
+            f"file has sha256 {tokenizer.model_sha256[:12]}...; ids from another vocab are wrong without any error"
+        )
+    if bool(recorded.get("do_lower_case")) != bool(tokenizer.do_lower_case):
+        raise RunError(
+            f"--do_lower_case={tokenizer.do_lower_case} but the run in {os.path.dirname(meta)} was trained with "
+            f"--do_lower_case={recorded.get('do_lower_case')} ({meta}); pass the run's setting"
+        )
+    return f"tokenizer: {given} is the one recorded in {meta}"

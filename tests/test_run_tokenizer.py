@@ -85,7 +85,9 @@ def test_convert_finds_the_recorded_tokenizer_unless_it_is_gone_or_changed(token
     run = tmp_path / "run"
     _write_run(run, tokenizer_record("spm_model_file", str(copy), tokenizer))
     found, message = find_tokenizer(str(run / "ckpt-8"))
-    assert found == {"spm_model_file": str(copy)} and "recorded in" in message
+    assert found == {"spm_model_file": str(copy), "do_lower_case": True} and "recorded in" in message
+    _write_run(run, {**tokenizer_record("spm_model_file", str(copy), tokenizer), "do_lower_case": False})
+    assert find_tokenizer(str(run / "ckpt-8"))[0]["do_lower_case"] is False  # the run's setting, not the default
     assert find_tokenizer(str(run / "ckpt-8"), spm_model_file=str(spm_model))[0] == {"spm_model_file": str(spm_model)}
     copy.write_bytes(spm_model.read_bytes() + b"changed")
     found, message = find_tokenizer(str(run / "ckpt-8"))

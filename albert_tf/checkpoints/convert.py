@@ -63,11 +63,13 @@ _NO_TOKENIZER = (
 def find_tokenizer(
     input_path: str, spm_model_file: str | None = None, vocab_file: str | None = None
 ) -> tuple[dict[str, str], str]:
-    """The tokenizer for a Hugging Face output: ``({"spm_model_file" or "vocab_file": path} or {}, message)``.
+    """The tokenizer for a Hugging Face output: ``({"spm_model_file" or "vocab_file": path[, "do_lower_case": the
+    run's]} or {}, message)``.
 
     An explicit file wins (an empty string means "none"); else the file the checkpoint's fine-tuning run
-    recorded in its ``run.json`` (``training.run_dir.find_run_meta``), where it still exists with the recorded
-    content; else the single ``*.model`` beside the checkpoint, else the single ``*vocab*.txt``.
+    recorded in its ``run.json`` (``training.run_dir.find_run_meta``), with the run's ``do_lower_case``, where
+    it still exists with the recorded content; else the single ``*.model`` beside the checkpoint, else the
+    single ``*vocab*.txt``.
     ``message`` says where the tokenizer came from or, with ``{}``, why none will be written (a
     warning). A given file that does not exist raises :class:`CheckpointError`.
     """
@@ -120,7 +122,8 @@ def _run_tokenizer(input_path: str) -> tuple[dict[str, str], str]:
     with tf.io.gfile.GFile(file, "rb") as f:
         if hashlib.sha256(f.read()).hexdigest() != record.get("sha256"):
             return {}, f", the run's {file} ({found[0]}) has changed since the run,"
-    return {flag: file}, f"tokenizer: {file} (recorded in {found[0]})"
+    lower = bool(record.get("do_lower_case", True))
+    return {flag: file, "do_lower_case": lower}, f"tokenizer: {file}, do_lower_case={lower} (recorded in {found[0]})"
 
 
 def find_config(input_path: str, input_format: str, albert_config_file: str | None) -> Any:
@@ -289,7 +292,7 @@ def convert(
             f"(first {dropped[0]}); pass --allow_partial to write the rest"
         )
     if tokenizer:
-        tokenizer["do_lower_case"] = do_lower_case
+        tokenizer.setdefault("do_lower_case", do_lower_case)  # a run's recorded tokenizer keeps its own setting
     outputs = write_output(
         model, carried, output_path, output_format, config, global_step, module_prefix, tokenizer=tokenizer
     )

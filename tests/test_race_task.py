@@ -63,7 +63,7 @@ def test_race_fine_tuning_learns_the_train_questions(tmp_path):
     assert summary["predict"]["scores"]["accuracy"] == best["accuracy"]
     assert summary["data"]["train"]["num_questions"] == 22
     # run.json records the tokenizer (a FineTuningTask: SQuAD and RACE), found from the best copy
-    from albert_tf.training.run_dir import find_run_meta
+    from albert_tf.checkpoints.run_meta import find_run_meta
 
     recorded = find_run_meta(str(tmp_path / "run" / "best" / "ckpt-best"))[1]["tokenizer"]
     assert recorded["file"] == str(shared_path("spm", "30k-clean.model")) and recorded["flag"] == "spm_model_file"

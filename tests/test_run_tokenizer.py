@@ -1,5 +1,6 @@
 """run.json records a fine-tuning run's tokenizer; export_savedmodel refuses another one and convert_checkpoint
-finds the recorded one (training.run_dir.tokenizer_record / find_run_meta / check_run_tokenizer)."""
+finds the recorded one (training.run_dir.tokenizer_record, checkpoints.run_meta.find_run_meta,
+training.run_dir.check_run_tokenizer)."""
 
 from __future__ import annotations
 
@@ -13,8 +14,10 @@ import types
 import pytest
 from conftest import ROOT
 
+from albert_tf.checkpoints import CheckpointError
+from albert_tf.checkpoints.run_meta import find_run_meta
 from albert_tf.training.run_config import RunError
-from albert_tf.training.run_dir import check_run_tokenizer, find_run_meta, tokenizer_record
+from albert_tf.training.run_dir import check_run_tokenizer, tokenizer_record
 
 
 @pytest.fixture
@@ -49,13 +52,13 @@ def test_run_meta_is_found_beside_a_checkpoint_or_above_its_best_copy_only(tmp_p
     assert find_run_meta(str(run / "ckpt-8"))[0] == meta
     assert find_run_meta(str(run))[0] == meta  # a directory
     assert find_run_meta(str(run / "best" / "ckpt-best"))[0] == meta
-    sub = _write_run(tmp_path / "mnli" , {"flag": "vocab_file"})
+    sub = _write_run(tmp_path / "mnli", {"flag": "vocab_file"})
     assert find_run_meta(str(tmp_path / "mnli" / "mnli-mm" / "best" / "ckpt-best"))[0] == sub  # results sub-dir
     # Not further up: a checkpoint copied into some folder inside a run's directory is not that run's.
     assert find_run_meta(str(run / "copies" / "mine" / "ckpt-3")) is None
     (run / "other").mkdir()
     (run / "other" / "run.json").write_text("{not json")
-    with pytest.raises(RunError, match=r"run\.json: not valid JSON"):
+    with pytest.raises(CheckpointError, match=r"run\.json: not valid JSON"):
         find_run_meta(str(run / "other" / "ckpt-1"))
 
 

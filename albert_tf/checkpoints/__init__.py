@@ -4,7 +4,8 @@ Every format passes through the official TF1 names of spec 1.4 (``names.py``), s
 report type (:class:`LoadReport`) describes any load. Runners call :func:`init_from_checkpoint`
 (``--init_checkpoint``): it detects the format of ``path`` once and initialises a model from it
 (initialising is not resuming: optimizer state and ``global_step`` are never read). The
-trainer's own layout and best copy live in :mod:`trainer_layout`, path resolution in :mod:`paths`.
+trainer's own layout and best copy live in :mod:`trainer_layout`, path resolution in :mod:`paths`, the
+``run.json`` of the run that wrote a checkpoint in :mod:`run_meta`.
 """
 
 from __future__ import annotations

@@ -67,7 +67,7 @@ def find_tokenizer(
     run's]} or {}, message)``.
 
     An explicit file wins (an empty string means "none"); else the file the checkpoint's fine-tuning run
-    recorded in its ``run.json`` (``training.run_dir.find_run_meta``), with the run's ``do_lower_case``, where
+    recorded in its ``run.json`` (``checkpoints.run_meta.find_run_meta``), with the run's ``do_lower_case``, where
     it still exists with the recorded content; else the single ``*.model`` beside the checkpoint, else the
     single ``*vocab*.txt``.
     ``message`` says where the tokenizer came from or, with ``{}``, why none will be written (a
@@ -106,13 +106,9 @@ def _run_tokenizer(input_path: str) -> tuple[dict[str, str], str]:
 
     import tensorflow as tf
 
-    from albert_tf.training.run_config import RunError
-    from albert_tf.training.run_dir import find_run_meta
+    from albert_tf.checkpoints.run_meta import find_run_meta
 
-    try:
-        found = find_run_meta(input_path)
-    except RunError:
-        found = None
+    found = find_run_meta(input_path)
     record = (found[1].get("tokenizer") or {}) if found else {}
     flag, file = record.get("flag"), record.get("file")
     if flag not in ("spm_model_file", "vocab_file") or not file:

@@ -20,10 +20,11 @@ from typing import Any
 import tensorflow as tf
 
 from albert_tf.checkpoints.paths import STATE_FILE, list_run_checkpoints
+from albert_tf.checkpoints.run_meta import RUN_META_FILE, find_run_meta
 from albert_tf.data.files import write_text_atomic
 from albert_tf.training.run_config import RunError
 
-META_FILE = "run.json"
+META_FILE = RUN_META_FILE
 LEGACY_META_FILES = ("run_classifier.json",)  # written by albert-tf 0.1 run_classifier runs
 
 
@@ -200,27 +201,6 @@ def tokenizer_record(flag: str, path: str, tokenizer: Any) -> dict[str, Any]:
     path = path if "://" in path else os.path.abspath(path)
     return {"flag": flag, "file": path, "sha256": tokenizer.model_sha256,
             "do_lower_case": bool(tokenizer.do_lower_case), "identity": tokenizer.identity()}
-
-
-def find_run_meta(checkpoint: str) -> tuple[str, dict[str, Any]] | None:
-    """``(path, content)`` of the ``run.json`` of the run that wrote ``checkpoint`` (a directory or a checkpoint
-    prefix), or None: it sits beside the checkpoint, or, for a run's best copy (``best/ckpt-best``), one or two
-    directories up (the run's directory, or the results sub-directory's parent). Nothing further up is searched,
-    so a checkpoint copied elsewhere is not mistaken for a run's."""
-    path = os.fspath(checkpoint).rstrip("/")
-    folder = path if tf.io.gfile.isdir(path) else (os.path.dirname(path) or ".")
-    candidates = [folder]
-    if os.path.basename(folder) == "best":
-        parent = os.path.dirname(folder) or "."
-        candidates += [parent, os.path.dirname(parent) or "."]
-    for directory in candidates:
-        meta = os.path.join(directory, META_FILE)
-        if tf.io.gfile.exists(meta):
-            try:
-                return meta, read_json(meta)
-            except ValueError as e:
-                raise RunError(f"{meta}: not valid JSON ({e}); it is written by albert-tf runs") from None
-    return None
 
 
 def check_run_tokenizer(checkpoint: str, tokenizer: Any, given: str) -> str:

@@ -33,7 +33,8 @@ Where TensorFlow is not installed (the GPU machine), the transformers side runs 
 
 ``--budget medium`` takes the ``medium`` budget instead: its data with ``--export_npz``, its model size, batch and
 learning rate with ``--torch_only`` (mix them to train one budget's model on the other's records: the JSON's
-``records_made_by`` says whose records they were).
+``records_made_by`` says whose records they were). ``--dupe_factor N`` makes the records with N maskings instead of
+the budget's, and ``--albert_tf_only`` trains albert-tf alone (``results/pretraining_parity_cpu_dupe4.json``).
 """
 
 from __future__ import annotations

@@ -27,6 +27,10 @@ AMD EPYC VM:
   does not wait for the MLM escape: it levels off at ~60-62 (+10 +- 2) after 200-400k sequences in every run that
   does not overfit, small or medium. This budget would need ~200k sequences per SOP run (~3.5x table5_steps, ~2 h
   of CPU for Table 5) to reach that level; ``medium`` reaches it, on a GPU with TensorFlow.
+* albert-tf itself, this budget's model on the dupe-4 records at batch 32 on this CPU
+  (``pretraining_parity.py --albert_tf_only --dupe_factor 4 --steps 7000``, stopped after step 6,000 for time):
+  held-out SOP 53.4 / 55.4 / 57.8 / 56.4 / 56.8 / 59.2 at steps 1,000-6,000, MLM flat at ~15.5%: 6,000 steps (3.3x
+  table5_steps) reach +8.7, on the transformers curve.
 * 600-step calibration (2026-11-26): LAMB learning rate 1e-3 reached held-out MLM 7.1% against 12.0% at 4e-3 and
   12.1% at 1e-2 (SOP 52.4 / 52.7 / 53.0), so 4e-3 stays; AdamW 1e-3 was behind LAMB 4e-3 at step 200 (6.2 vs 8.8).
 

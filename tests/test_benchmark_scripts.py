@@ -204,6 +204,12 @@ def test_pretraining_parity_smoke(tmp_path):
     assert alone["complete"] and json.loads(saved.read_text())["complete"]
     made_by = alone["settings"]["records_made_by"]  # the .npz says whose records it holds
     assert made_by["budget"] == "tiny" and made_by["dupe_factor"] == 1 and made_by["max_seq_length"] == 64
+
+    # --albert_tf_only with --dupe_factor: albert-tf alone, on records made with two maskings
+    ours_only = _run("benchmarks/pretraining_parity.py", "--smoke", "--albert_tf_only", "--dupe_factor", "2",
+                     f"--shared_data={shared}", f"--workdir={tmp_path / 'dupe2'}", "--steps", "4", "--eval_every", "2")
+    assert "transformers_torch" not in ours_only and ours_only["settings"]["dupe_factor"] == 2
+    assert [p["step"] for p in ours_only["albert_tf"]["curve"]] == [0, 2, 4]
     curve = alone["transformers_torch"]["curve"]
     assert [p["step"] for p in curve] == [0, 2, 4]
     assert curve[0]["masked_lm_loss"] == theirs[0]["masked_lm_loss"]

@@ -380,11 +380,12 @@ def main(argv=None) -> dict:
         result = {"exported": args.export_npz, "bytes": os.path.getsize(args.export_npz)}
         print(json.dumps(result))
         return result
-    heldout = read_records(data["records"]["heldout_sop"], budget.max_seq_length, budget.max_predictions_per_seq)
-    train = tfrecord_batches(data["records"]["train_sop"], budget.max_seq_length, budget.max_predictions_per_seq,
-                             budget.train_batch_size, args.seed)
     runs = {"albert_tf": run_albert_tf(budget, data, args, lr, warmup)}
     if not args.albert_tf_only:
+        heldout = read_records(data["records"]["heldout_sop"], budget.max_seq_length,
+                               budget.max_predictions_per_seq)
+        train = tfrecord_batches(data["records"]["train_sop"], budget.max_seq_length,
+                                 budget.max_predictions_per_seq, budget.train_batch_size, args.seed)
         runs["transformers_torch"] = run_transformers(budget, train, heldout, args, lr, warmup)
         ours, theirs = runs["albert_tf"]["curve"], runs["transformers_torch"]["curve"]
         runs["albert_tf_minus_transformers"] = [

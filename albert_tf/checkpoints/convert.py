@@ -104,8 +104,6 @@ def _run_tokenizer(input_path: str) -> tuple[dict[str, str], str]:
     (``""`` where there is no record; a recorded file that is gone or changed is named, and not used)."""
     import hashlib
 
-    import tensorflow as tf
-
     from albert_tf.checkpoints.run_meta import find_run_meta
 
     found = find_run_meta(input_path)
@@ -113,11 +111,10 @@ def _run_tokenizer(input_path: str) -> tuple[dict[str, str], str]:
     flag, file = record.get("flag"), record.get("file")
     if flag not in ("spm_model_file", "vocab_file") or not file:
         return {}, ""
-    if not tf.io.gfile.exists(file):
+    if not _fs.exists(file):
         return {}, f", the run's {file} ({found[0]}) is gone,"
-    with tf.io.gfile.GFile(file, "rb") as f:
-        if hashlib.sha256(f.read()).hexdigest() != record.get("sha256"):
-            return {}, f", the run's {file} ({found[0]}) has changed since the run,"
+    if hashlib.sha256(_fs.read_bytes(file)).hexdigest() != record.get("sha256"):
+        return {}, f", the run's {file} ({found[0]}) has changed since the run,"
     lower = bool(record.get("do_lower_case", True))
     return {flag: file, "do_lower_case": lower}, f"tokenizer: {file}, do_lower_case={lower} (recorded in {found[0]})"
 

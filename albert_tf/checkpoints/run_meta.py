@@ -8,6 +8,7 @@ import os
 from typing import Any
 
 from albert_tf.checkpoints.report import CheckpointError
+from albert_tf.data import files
 
 RUN_META_FILE = "run.json"
 
@@ -18,11 +19,9 @@ def find_run_meta(checkpoint: str) -> tuple[str, dict[str, Any]] | None:
     directories up (the run's directory, or the results sub-directory's parent). Nothing further up is searched,
     so a checkpoint copied elsewhere is not mistaken for a run's. A ``run.json`` that is not JSON raises
     :class:`CheckpointError` naming it."""
-    import tensorflow as tf
-
     path = os.fspath(checkpoint).rstrip("/")
     # a prefix with its .index beside it is a prefix even where the file system calls it a directory (ram://)
-    is_dir = tf.io.gfile.isdir(path) and not tf.io.gfile.exists(path + ".index")
+    is_dir = files.isdir(path) and not files.exists(path + ".index")
     folder = path if is_dir else (os.path.dirname(path) or ".")
     candidates = [folder]
     if os.path.basename(folder) == "best":
@@ -30,11 +29,9 @@ def find_run_meta(checkpoint: str) -> tuple[str, dict[str, Any]] | None:
         candidates += [parent, os.path.dirname(parent) or "."]
     for directory in candidates:
         meta = os.path.join(directory, RUN_META_FILE)
-        if tf.io.gfile.exists(meta):
-            with tf.io.gfile.GFile(meta, "r") as f:
-                text = f.read()
+        if files.exists(meta):
             try:
-                return meta, json.loads(text)
+                return meta, json.loads(files.read_text(meta))
             except ValueError as e:
                 raise CheckpointError(f"{meta}: not valid JSON ({e}); albert-tf runs write it") from None
     return None

@@ -21,7 +21,7 @@ import tensorflow as tf
 
 from albert_tf.checkpoints.paths import STATE_FILE, list_run_checkpoints
 from albert_tf.checkpoints.run_meta import RUN_META_FILE, find_run_meta
-from albert_tf.data.files import write_text_atomic
+from albert_tf.data.files import is_remote, write_text_atomic
 from albert_tf.training.run_config import RunError
 
 META_FILE = RUN_META_FILE
@@ -198,7 +198,7 @@ def tokenizer_record(flag: str, path: str, tokenizer: Any) -> dict[str, Any]:
     from, the file's sha256 and the lower-casing (what an export or conversion of the run's checkpoints must agree
     on: a same-size vocab of another model, or cased text into an uncased model, gives wrong ids without an error),
     and its full identity. A local path is recorded absolute, so that tools run from another directory find it."""
-    path = path if "://" in path else os.path.abspath(path)
+    path = path if is_remote(path) else os.path.abspath(path)
     return {"flag": flag, "file": path, "sha256": tokenizer.model_sha256,
             "do_lower_case": bool(tokenizer.do_lower_case), "identity": tokenizer.identity()}
 

@@ -39,7 +39,8 @@ def _write_run(directory, record: dict | None) -> str:
 def test_record_holds_the_absolute_file_its_sha256_and_lower_casing(tokenizer, spm_model, tmp_path, monkeypatch):
     monkeypatch.chdir(spm_model.parent)
     record = tokenizer_record("spm_model_file", spm_model.name, tokenizer)
-    assert record["file"] == str(spm_model)  # absolute: a later tool may run from elsewhere
+    # absolute (a later tool may run from elsewhere); the cwd, not spm_model, as ../shared may be a symlink
+    assert record["file"] == os.path.join(os.getcwd(), spm_model.name) and os.path.isabs(record["file"])
     assert record["sha256"] == hashlib.sha256(spm_model.read_bytes()).hexdigest()
     assert record["do_lower_case"] is True and record["flag"] == "spm_model_file"
     assert record["identity"] == tokenizer.identity()

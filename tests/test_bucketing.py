@@ -337,4 +337,45 @@ def test_squad_eval_metrics_with_bucketing_equal_fixed_padding(tmp_path, version
     results = _both_ways(squad, squad.SquadTask, tmp_path, str(tmp_path / "run" / "ckpt-10"), **common)
     assert results[0][0]["num_questions"] == 60
     _assert_same(results, float_keys=("null_score_diff_threshold", "best_exact_thresh", "best_f1_thresh"))
+    if not version_2:
+        _check_nbest_over_padding(squad, tmp_path, str(tmp_path / "run" / "ckpt-10"), results[1][1], common)
+
+
+def _check_nbest_over_padding(squad, tmp_path, checkpoint: str, masked: dict, common: dict) -> None:
+    """``--nbest_over_padding`` (the official v1 n-best, padding included) keeps the padding logits as the model gave
+    them, and everything else equals the default run's outputs. (Whether a padding position then takes an n-best
+    slot depends on the model: the v1 loss softmaxes over padding too and pushes those logits down; after these 10
+    steps none of the 63 windows has one among its 20 best starts, so the answers are the same here.)"""
+    from albert_tf.modeling.squad import MASK_VALUE
+
+    config = squad.make_config(output_dir=str(tmp_path / "eval-official"), do_eval=True, bucket_lengths="none",
+                               nbest_over_padding=True, **common)
+    task = squad.SquadTask.from_options(config.task, config.run, seed=config.trainer.seed)
+    metrics, raw = _evaluate(task, config.trainer, str(tmp_path / "eval-official"), checkpoint)
+    assert metrics["num_questions"] == 60
+    np.testing.assert_array_equal(raw["unique_ids"], masked["unique_ids"])  # both fixed padding: the same order
+    real = np.concatenate([f["input_mask"] for f in task.build_inputs(EVAL, 4)])
+    for key in ("start_logits", "end_logits"):
+        ours, default = raw[key], masked[key]
+        assert (default[real == 0] == -MASK_VALUE).all() and np.isfinite(ours).all() and (ours > -1e29).all()
+        _close(ours[real == 1], default[real == 1], key)
+    top = np.argsort(-raw["start_logits"], axis=1, kind="stable")[:, : config.task.n_best_size]
+    windows_with_padding = int(sum(bool((real[i, top[i]] == 0).any()) for i in range(len(top))))
+    print(f"windows whose official start n-best holds a padding position: {windows_with_padding} of {len(top)}")
+
+
+def test_nbest_over_padding_is_a_fixed_padding_v1_option():
+    from albert_tf.tasks import squad
+
+    with pytest.raises(TaskError, match="--bucket_lengths=none"):
+        squad.SquadTask.from_options(*_squad_config(squad, nbest_over_padding=True))
+    with pytest.raises(TaskError, match="v1 option"):
+        squad.SquadTask.from_options(*_squad_config(squad, nbest_over_padding=True, bucket_lengths="none",
+                                                    version_2_with_negative=True))
+
+
+def _squad_config(squad, **options):
+    config = squad.make_config(albert_config_file="c.json", predict_file="p.json", output_dir="o", do_eval=True,
+                               **options)
+    return config.task, config.run
 

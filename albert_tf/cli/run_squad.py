@@ -69,6 +69,10 @@ def define_flags(fv: flags.FlagValues = FLAGS) -> None:
     flags.DEFINE_string("export_dir", None,
                         "Write a SavedModel (raw question/context serving_default + token-id serve_token_ids) of the "
                         "best weights to <dir>/<step>.", flag_values=fv)
+    flags.DEFINE_bool("nbest_over_padding", False,
+                      "v1: take the --n_best_size start/end positions over every position, padding included, as the "
+                      "official post-processing does (a padding position can take a slot and is then discarded); "
+                      "needs --bucket_lengths=none. Default: padding never enters the n-best.", flag_values=fv)
     flags.DEFINE_bool("use_einsum", True, "Official v1 flag for TFLite; accepted, no effect here.", flag_values=fv)
     shared.define_fine_tuning_flags(
         fv, max_seq_length=384, max_seq_length_help="Tokens per window: [CLS] question [SEP] context [SEP].",

@@ -21,7 +21,9 @@ wires them to the hooks of ``tasks/base.py``:
 * Length bucketing (``--bucket_lengths``, ``albert_tf.data.batching``) trims every evaluation/prediction batch and
   v2 training batch (its loss masks padding through ``p_mask``); v1 trains at full length (the official v1 loss
   softmaxes over padding positions too). v1 evaluation outputs go back to ``max_seq_length`` columns with padding
-  positions at -1e30, so the n-best depends on real tokens only and the answers equal fixed padding's.
+  positions at -1e30, so the n-best depends on real tokens only and the answers equal fixed padding's. The official
+  post-processing takes its n-best over padding positions too (one can take a slot, then be discarded):
+  ``--nbest_over_padding`` with ``--bucket_lengths=none`` does that.
 * Without ``--num_train_steps`` the step count is the official ``int(len(train examples) / train_batch_size *
   num_train_epochs)`` and, without ``--num_warmup_steps``, the warmup ``int(steps * warmup_proportion)``.
 
@@ -88,6 +90,9 @@ class SquadOptions(FineTuningOptions):
     predict_feature_file: str | None = None
     predict_feature_left_file: str | None = None
     use_einsum: bool = True  # official v1 (TFLite) flag; our attention needs no switch
+    #: v1: the n-best start/end positions over every position, padding included, as the official post-processing
+    #: (a padding position can take one of the n_best_size slots and is then discarded). Needs fixed padding.
+    nbest_over_padding: bool = False
 
 
 def make_config(**options: Any) -> ExperimentConfig:
@@ -147,6 +152,13 @@ class SquadTask(FineTuningTask):
             raise TaskError(f"--dropout_prob={options.dropout_prob} must be in [0, 1)")
         if options.start_n_top > options.max_seq_length or options.end_n_top > options.max_seq_length:
             raise TaskError("--start_n_top and --end_n_top must be <= --max_seq_length")
+        if options.nbest_over_padding:
+            if options.version_2_with_negative:
+                raise TaskError("--nbest_over_padding is a v1 option: the v2 beam masks padding (p_mask), as the "
+                                "official v2 does")
+            if input_buckets(options, PREDICT) not in (None, (options.max_seq_length,)):
+                raise TaskError(f"--nbest_over_padding needs every batch padded to --max_seq_length, as the official: "
+                                f"add --bucket_lengths=none (now {options.bucket_lengths!r})")
         tokenizer = load_tokenizer(options)
         albert_config = load_albert_config(options.albert_config_file, options.max_seq_length, tokenizer.vocab_size)
         task = cls(options, run, tokenizer, albert_config, seed)
@@ -298,11 +310,15 @@ class SquadTask(FineTuningTask):
         trainer concatenates. Padding positions get the masked value whatever the batch length, so the
         post-processing's n-best (the official ``_get_best_indexes`` over every position, where a padding position
         could take one of the ``n_best_size`` slots and is then discarded as outside the window) depends on the
-        real tokens only, and bucketed and fixed-padding runs give the same answers.
+        real tokens only, and bucketed and fixed-padding runs give the same answers. ``--nbest_over_padding``
+        (with fixed padding) keeps the padding logits as the model gave them: the official n-best.
         """
         import tensorflow as tf
 
         from albert_tf.modeling.squad import MASK_VALUE
+
+        if self.options.nbest_over_padding:
+            return tf.ensure_shape(logits, [None, self.options.max_seq_length])
 
         masked = tf.where(tf.not_equal(input_mask, 0), logits, tf.fill(tf.shape(logits), -MASK_VALUE))
         width = self.options.max_seq_length - tf.shape(masked)[1]

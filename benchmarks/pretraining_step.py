@@ -22,7 +22,7 @@ all see the same machine load; each reports the median of ``--steps`` steps afte
   ``--xla_peers``.
 
 ``--bf16`` adds bfloat16 runs of the same step: ``albert_tf_bf16`` and ``albert_tf_bf16_xla`` (the
-``mixed_bfloat16`` Keras policy that ``--mixed_precision=bfloat16`` sets: bfloat16 matmuls, float32 variables,
+``mixed_bfloat16`` Keras policy that ``--mixed_precision=mixed_bfloat16`` sets: bfloat16 matmuls, float32 variables,
 LayerNorm/softmax/losses in float32) and ``transformers_torch_bf16_autocast`` (the forward under
 ``torch.autocast("cpu", dtype=torch.bfloat16)``, backward and AdamW outside it, as torch recommends) and
 ``keras_hub_bf16`` (keras-hub under the same ``mixed_bfloat16`` policy); the ``bf16`` block of the JSON has each

@@ -89,7 +89,9 @@ def define_training_loop_flags(
         "mixed_precision",
         "float32",
         list(PRECISIONS),
-        "Keras dtype policy; mixed_float16 adds dynamic loss scaling. On CPU use float32 (reference/deps.md).",
+        "Keras dtype policy; mixed_float16 adds dynamic loss scaling. On a CPU, mixed_bfloat16 pays off only where "
+        "it multiplies bfloat16 natively (avx512_bf16 or amx_bf16 in /proc/cpuinfo) and without --jit_compile; "
+        "elsewhere keep float32 (README, 'bfloat16 on CPUs').",
         flag_values=fv,
     )
     flags.DEFINE_bool("jit_compile", False, "Compile the forward/backward pass with XLA.", flag_values=fv)

@@ -482,3 +482,59 @@ def test_the_checker_catches_a_wrong_name_flag_and_test():
     assert command_problems("python benchmarks/profile_encoder.py --no_such_flag=1")
     assert command_problems("make no_such_target")
     assert command_problems("no_such_command --flag")
+
+
+# ------------------------------------------------------------------------------------ flag values written anywhere
+
+FLAG_VALUE_SPAN = re.compile(r"^--(\w+)=(\S+)$")
+PLACEHOLDER = re.compile(r"^[A-Z][A-Z_]*$|\|")  # --steps=N, --tpu=NAME, --strategy=a|b|c: not literal values
+
+
+def _console_flag_values() -> dict[str, flags.FlagValues]:
+    """Each console script whose ``define_flags`` takes a FlagValues: a fresh one with its flags defined."""
+    out = {}
+    for script, target in console_scripts().items():
+        module = importlib.import_module(target.split(":")[0])
+        define_flags = getattr(module, "define_flags", None)
+        if define_flags is not None and inspect.signature(define_flags).parameters:
+            fv = flags.FlagValues()
+            define_flags(fv)
+            out[script] = fv
+    return out
+
+
+def flag_value_problems(spans: list[str], where: str) -> list[str]:
+    """A ``--flag=value`` span whose flag some console script defines must be accepted, value and all, by one of them
+    (an enum value the flag refuses, such as ``--mixed_precision=bfloat16``, is reported)."""
+    parsers = _console_flag_values()
+    problems = []
+    for span in spans:
+        match = FLAG_VALUE_SPAN.match(span)
+        if not match or PLACEHOLDER.search(match.group(2)) or not any(match.group(1) in fv for fv in parsers.values()):
+            continue  # not a flag=value, or a flag of a benchmark script / python -m command (checked elsewhere)
+        errors = []
+        for script, fv in parsers.items():
+            if match.group(1) not in fv:
+                continue
+            try:
+                fv([script, span])
+                errors = []
+                break
+            except flags.Error as e:
+                errors.append(f"{script}: {e}")
+            finally:
+                fv.unparse_flags()
+        if errors:
+            problems.append(f"`{span}` in {where}: {errors[0]}")
+    return problems
+
+
+@pytest.mark.parametrize("doc", ["README.md", "benchmarks/README.md"])
+def test_flag_values_written_in_the_docs_are_accepted(doc):
+    text = (ROOT / doc).read_text(encoding="utf-8")
+    spans = CODE_SPAN.findall(re.sub(r"```.*?```", "", text, flags=re.S))  # inline spans (blocks: other tests)
+    assert len([s for s in spans if FLAG_VALUE_SPAN.match(s)]) >= (20 if doc == "README.md" else 3)
+    problems = flag_value_problems(spans, doc)
+    assert not problems, "\n".join(problems)
+    assert flag_value_problems(["--mixed_precision=bfloat16"], doc)  # the check is not vacuous
+    assert not flag_value_problems(["--mixed_precision=mixed_bfloat16", "--bucket_lengths=none"], doc)

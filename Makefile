@@ -3,7 +3,6 @@
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
-export TF_CPP_MIN_LOG_LEVEL ?= 2
 export PYTHONHASHSEED ?= 0
 
 .PHONY: demo test lint clean

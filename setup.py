@@ -1,6 +1,6 @@
 """albert-tf: ALBERT (A Lite BERT) for TensorFlow 2 / Keras 3."""
 
-from setuptools import find_packages, setup
+from setuptools import find_namespace_packages, setup
 
 # The stack is pinned exactly: tensorflow-text's minor version must match TensorFlow's,
 # and the python sentencepiece version must break Viterbi ties the way tf_text does
@@ -31,6 +31,8 @@ EXTRAS = {
         "nbformat>=5.10",
         "ipykernel>=6.29",
         "matplotlib>=3.8",
+        # tests/test_paper_map.py builds the docs site (mkdocs.yml) and checks it has every page.
+        "mkdocs>=1.6,<2",
         # tests/test_pretraining_beam.py runs the Beam pipeline with the DirectRunner (the "beam" extra).
         "apache-beam==2.77.0",
     ],
@@ -59,11 +61,17 @@ setup(
     long_description_content_type="text/markdown",
     license="Apache-2.0",
     python_requires=">=3.10,<3.13",
-    packages=find_packages(include=["albert_tf", "albert_tf.*"]),
+    # Namespace discovery lists the data-only folders (configs/glue, configs/squad) as packages, so that setuptools
+    # installs their flagfiles without a "package would be ignored" warning.
+    # A flat layout declared as such: pip's editable install then uses a plain .pth file (the repository root on
+    # sys.path) instead of an import finder, which setuptools announces with a warning on every install.
+    package_dir={"": "."},
+    packages=find_namespace_packages(include=["albert_tf", "albert_tf.*"], exclude=["*.__pycache__"]),
     # The root run_*.py scripts are thin shells over albert_tf.cli and are not installed; the packaged presets
     # (albert_tf/configs, `--preset=NAME`) are.
     include_package_data=True,
-    package_data={"albert_tf.configs": ["*.json", "*.flags", "glue/*.flags", "squad/*.flags"]},
+    package_data={"albert_tf.configs": ["*.json", "*.flags"], "albert_tf.configs.glue": ["*.flags"],
+                  "albert_tf.configs.squad": ["*.flags"]},
     install_requires=INSTALL_REQUIRES,
     extras_require=EXTRAS,
     entry_points={

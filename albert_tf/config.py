@@ -14,11 +14,13 @@ import os
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from albert_tf import files as _fs
+
 # Activations an ALBERT config may name. "gelu" is the tanh approximation (what the official
 # code computes; Hugging Face calls it "gelu_new"); the exact erf GELU is opt-in as "gelu_exact".
 ACTIVATIONS = ("gelu", "gelu_new", "gelu_exact", "relu", "tanh", "linear", "")
 
-# Keys that released configs carry but the model never reads (spec 1.1).
+# Keys that released configs carry but the model never reads (the released ``albert_config.json`` files).
 UNUSED_OFFICIAL_KEYS = ("down_scale_factor", "net_structure_type", "gap_size", "num_memory_blocks", "layers_to_keep")
 
 SHARING_MODES = ("all", "attention", "ffn", "none")
@@ -45,33 +47,17 @@ class ConfigError(ValueError):
     """A config value is missing or invalid; the message names the key."""
 
 
-def _gfile() -> Any:
-    """``tf.io.gfile`` for ``gs://``/``ram://``/... config paths. Imported only for such a path: reading a preset or
-    a local file keeps TensorFlow out of the process (the tokenizer-only and ``--help`` paths)."""
-    import tensorflow as tf
-
-    return tf.io.gfile
-
-
 def _exists(path: str) -> bool:
-    return _gfile().exists(path) if "://" in path else os.path.exists(path)
+    return _fs.exists(path)
 
 
 def _read_text(path: str) -> str:
-    if "://" in path:
-        with _gfile().GFile(path, "rb") as f:
-            return f.read().decode("utf-8")
-    with open(path, encoding="utf-8") as f:
-        return f.read()
+    return _fs.read_text(path)
 
 
 def _write_text(path: str, text: str) -> None:
-    if "://" in path:
-        with _gfile().GFile(path, "wb") as f:
-            f.write(text.encode("utf-8"))
-        return
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(text)
+    with _fs.open_file(path, "wb") as f:
+        f.write(text.encode("utf-8"))
 
 
 @dataclass

@@ -77,7 +77,7 @@ def read_tree() -> dict[str, bytes]:
     """Every file of this process' ram:// filesystem with its content."""
     import tensorflow as tf
 
-    from albert_tf.data import files
+    from albert_tf import files
 
     out = {}
     for path in files.list_tree("ram://"):
@@ -221,7 +221,7 @@ def phase2() -> None:
     import tensorflow_text  # noqa: F401 - registers the SentencePiece ops the export's raw-text signature needs
     from absl import logging as absl_logging
 
-    from albert_tf.data import files
+    from albert_tf import files
     from albert_tf.export.serving import load_export_info
     from albert_tf.tasks import glue, pretraining
     from albert_tf.training.summaries import read_scalar_curves

@@ -2,7 +2,7 @@
 
 Layers (lowest first); a module may import only from its own layer or lower ones:
 
-    config, tokenization, evaluation  <  modeling, data, export  <  checkpoints  <  training  <  tasks
+    config, files, tokenization, evaluation  <  modeling, data, export  <  checkpoints  <  training  <  tasks
     <  entry points (albert_tf.cli, albert_tf.demo, the package root ``albert_tf``)
 
 Every import counts, also the ones inside functions: a lazy import is still an arrow. A ``__main__`` module
@@ -22,6 +22,7 @@ from conftest import ROOT
 PACKAGE = ROOT / "albert_tf"
 LAYERS = {
     "config": 0,
+    "files": 0,
     "configs": 0,
     "tokenization": 0,
     "evaluation": 0,
@@ -214,3 +215,18 @@ def test_every_command_help_exits_0_and_lists_its_flags(tmp_path, command):
     for flag in expected:
         assert f"{flag}:" in result.stdout or f"--[no]{flag[2:]}:" in result.stdout, (flag, result.stdout[-3000:])
     assert "--helpfull" not in result.stdout or len(result.stdout.splitlines()) < 400
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS) + ["albert-demo"])
+def test_every_command_answers_helpfull_with_exit_0(tmp_path, command):
+    """absl's --helpfull (every module's flags) works as in any absl program, and --helpshort as --help."""
+    module, expected = COMMANDS.get(command, ("albert_tf.demo.__main__", ["--workdir"]))
+    code = f"import sys; sys.argv[0] = {command!r}; from {module} import main; sys.exit(main())"
+    for flag in ("--helpfull", "--helpshort"):
+        if command == "albert-demo" and flag == "--helpshort":
+            continue
+        result = _run([sys.executable, "-c", code, flag], cwd=tmp_path)
+        assert result.returncode == 0, (flag, result.stdout[-1000:], result.stderr[-2000:])
+        assert "Unknown command line flag" not in result.stderr
+        for name in expected:
+            assert name in result.stdout, (flag, name)

@@ -17,7 +17,8 @@ from conftest import shared_path, write_small_config
 
 from albert_tf.config import AlbertConfig
 from albert_tf.data.batching import DEFAULT_BUCKET_LENGTHS, bucket_boundaries, trim_batch
-from albert_tf.tasks.base import EVAL, PREDICT, TRAIN, FineTuningOptions, TaskError, input_buckets
+from albert_tf.tasks.base import FineTuningOptions, input_buckets
+from albert_tf.training.task import EVAL, PREDICT, TRAIN, TaskError
 
 S = 128
 BOUNDS = (32, 64, 128)

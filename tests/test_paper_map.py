@@ -1,4 +1,6 @@
-"""README's "Paper map" and "Which entry point for which user" stay true: every name imports, every command parses.
+"""The docs stay true: the paper map (docs/paper-map.md) and README's "Which entry point for which user": every name
+imports, every command parses; every relative link of README.md and docs/ resolves; every ``--flag=value`` written in
+them is accepted by a command that defines the flag.
 
 Paper map, one table row per idea of the paper: the code column holds `albert_tf.<module>.<name>` spans (the longest
 importable module prefix is imported, the rest is a getattr chain, so a rename breaks this test) and file paths
@@ -39,6 +41,9 @@ from absl import flags
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
+PAPER_MAP_PAGE = ROOT / "docs" / "paper-map.md"
+#: Every page a user reads: README, the docs/ pages, the benchmarks' README.
+DOC_PAGES = ["README.md", *sorted(f"docs/{p.name}" for p in (ROOT / "docs").glob("*.md")), "benchmarks/README.md"]
 PAPER_MAP = "## Paper map"
 ENTRY_POINTS = "## Which entry point for which user"
 MIN_ROWS = 12
@@ -53,9 +58,9 @@ NAME = re.compile(r"^albert_tf(\.[A-Za-z_]\w*)+")
 # ----------------------------------------------------------------------------------------------- reading README
 
 
-def section(heading: str) -> str:
-    """The text under ``heading`` up to the next ``## `` heading ("" when README has no such heading)."""
-    lines = README.read_text(encoding="utf-8").splitlines()
+def section(heading: str, page: pathlib.Path = README) -> str:
+    """The text under ``heading`` up to the next ``## `` heading ("" when ``page`` has no such heading)."""
+    lines = page.read_text(encoding="utf-8").splitlines()
     if heading not in lines:
         return ""
     start = lines.index(heading) + 1
@@ -100,7 +105,7 @@ def code_blocks(text: str) -> list[str]:
     return commands
 
 
-PAPER_MAP_ROWS = table_rows(section(PAPER_MAP))
+PAPER_MAP_ROWS = table_rows(section(PAPER_MAP, PAPER_MAP_PAGE))
 
 
 # ----------------------------------------------------------------------------------------------- names and paths
@@ -408,7 +413,7 @@ def loose_flag_problems(loose_flags: list[str], commands: list[str], where: str)
 
 
 def test_paper_map_has_enough_rows_of_three_columns():
-    assert section(PAPER_MAP), f"README.md has no {PAPER_MAP!r} section"
+    assert section(PAPER_MAP, PAPER_MAP_PAGE), f"docs/paper-map.md has no {PAPER_MAP!r} section"
     assert len(PAPER_MAP_ROWS) >= MIN_ROWS, f"the paper map has {len(PAPER_MAP_ROWS)} rows, fewer than {MIN_ROWS}"
     bad = [row[0] for row in PAPER_MAP_ROWS if len(row) != 3]
     assert not bad, f"rows without exactly 3 cells (idea | code | command): {bad}"
@@ -523,12 +528,77 @@ def flag_value_problems(spans: list[str], where: str) -> list[str]:
     return problems
 
 
-@pytest.mark.parametrize("doc", ["README.md", "benchmarks/README.md"])
+@pytest.mark.parametrize("doc", DOC_PAGES)
 def test_flag_values_written_in_the_docs_are_accepted(doc):
     text = (ROOT / doc).read_text(encoding="utf-8")
     spans = CODE_SPAN.findall(re.sub(r"```.*?```", "", text, flags=re.S))  # inline spans (blocks: other tests)
-    assert len([s for s in spans if FLAG_VALUE_SPAN.match(s)]) >= (20 if doc == "README.md" else 3)
+    if doc in ("docs/fine-tuning.md", "benchmarks/README.md"):  # pages that must keep their flag examples
+        assert len([s for s in spans if FLAG_VALUE_SPAN.match(s)]) >= 3
     problems = flag_value_problems(spans, doc)
     assert not problems, "\n".join(problems)
     assert flag_value_problems(["--mixed_precision=bfloat16"], doc)  # the check is not vacuous
     assert not flag_value_problems(["--mixed_precision=mixed_bfloat16", "--bucket_lengths=none"], doc)
+
+
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+def link_problems(doc: str) -> list[str]:
+    """Relative links of ``doc`` whose file does not exist, or whose ``#anchor`` names no heading of it."""
+    page = ROOT / doc
+    problems = []
+    for target in LINK.findall(page.read_text(encoding="utf-8")):
+        if re.match(r"^[a-z]+:", target):  # http:, https:, mailto:
+            continue
+        path, _, anchor = target.partition("#")
+        file = (page.parent / path).resolve() if path else page
+        if not file.exists():
+            problems.append(f"{doc}: link to {target}: no such file")
+        elif anchor and file.suffix == ".md":
+            headings = [re.sub(r"[^\w\- ]", "", h.strip("# ").lower()).replace(" ", "-")
+                        for h in file.read_text(encoding="utf-8").splitlines() if h.startswith("#")]
+            if anchor not in headings:
+                problems.append(f"{doc}: link to {target}: no such heading")
+    return problems
+
+
+@pytest.mark.parametrize("doc", DOC_PAGES)
+def test_every_relative_link_resolves(doc):
+    assert not link_problems(doc), "\n".join(link_problems(doc))
+
+
+def test_the_link_check_sees_a_broken_link(tmp_path, monkeypatch):
+    page = ROOT / "docs" / "index.md"
+    assert "](missing-page.md)" not in page.read_text(encoding="utf-8")
+    monkeypatch.setattr(pathlib.Path, "read_text", lambda self, encoding=None: "see [x](missing-page.md), [y](#nope)")
+    assert len(link_problems("docs/index.md")) == 2
+
+
+def test_readme_stays_a_front_page():
+    assert len(README.read_text(encoding="utf-8").splitlines()) <= 250
+
+
+@pytest.mark.parametrize("doc", DOC_PAGES)
+def test_commands_in_the_docs_code_blocks_parse(doc):
+    """Each line of a ``bash`` code block that starts with a console script parses with that command's flags."""
+    text = (ROOT / doc).read_text(encoding="utf-8")
+    commands = [re.sub(r"\s+#.*$", "", c) for c in code_blocks(text) if is_command(c)]
+    problems = [p for command in commands for p in command_problems(command)]
+    assert not problems, "\n".join(problems)
+
+
+def test_the_docs_build_as_a_site(tmp_path):
+    """``mkdocs build`` (mkdocs.yml) makes a page of every docs/*.md, and the nav lists every page."""
+    pytest.importorskip("mkdocs")
+    import yaml
+
+    nav = yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))["nav"]
+    listed = {page for entry in nav for page in entry.values()}
+    assert listed == {p.name for p in (ROOT / "docs").glob("*.md")}
+    site = tmp_path / "site"
+    result = subprocess.run([sys.executable, "-m", "mkdocs", "build", "-q", "-f", str(ROOT / "mkdocs.yml"),
+                             "-d", str(site)], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    for page in listed:
+        built = site / ("index.html" if page == "index.md" else page[:-3])
+        assert (built if page == "index.md" else built / "index.html").exists(), page

@@ -7,7 +7,7 @@ SIGKILL and resumed -> run_classifier from the pretraining checkpoint -> SavedMo
 sentence pairs) in child processes whose working directory, ``TMPDIR`` and ``HOME`` are empty folders, and checks
 afterwards that nothing was written there (``tests/ram_chain.py`` is the child). The fast tests pin the single
 fixes, including the ``ram://`` quirks of TensorFlow itself that the package works around
-(``albert_tf.data.files`` and ``albert_tf.checkpoints.paths`` say which).
+(``albert_tf.files`` and ``albert_tf.checkpoints.paths`` say which).
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ import pytest
 import tensorflow as tf
 from conftest import ROOT, shared_data_dir, shared_path
 
+from albert_tf import files
 from albert_tf.config import AlbertConfig, ConfigError
-from albert_tf.data import files
 
 gfile = tf.io.gfile
 

@@ -126,7 +126,7 @@ def test_sentence_loss_weight_zero_trains_mlm_only(weight):
 
 def test_sentence_loss_weight_flag_reaches_the_task():
     from albert_tf.tasks import pretraining
-    from albert_tf.tasks.base import TaskError
+    from albert_tf.training.task import TaskError
 
     cfg = pretraining.make_config(albert_config_file="albert_tiny", sentence_loss_weight=0.0, output_dir="x")
     assert cfg.task.sentence_loss_weight == 0.0

@@ -1,6 +1,6 @@
 """Checkpoint interop: official TF1 checkpoints, albert-tf (TF2 / .keras), Hugging Face.
 
-Every format passes through the official TF1 names of spec 1.4 (``names.py``), so one
+Every format passes through the official TF1 variable names (official ``modeling.py`` scopes; ``names.py``), so one
 report type (:class:`LoadReport`) describes any load. Runners call :func:`init_from_checkpoint`
 (``--init_checkpoint``): it detects the format of ``path`` once and initialises a model from it
 (initialising is not resuming: optimizer state and ``global_step`` are never read). The
@@ -99,7 +99,7 @@ def init_from_checkpoint(
     The format is detected once (:func:`detect_format`). A checkpoint in the trainer's own layout
     is matched by Keras variable path (report in Keras paths); every other layout (official TF1,
     Hugging Face, ``.keras``, TF2 object checkpoints) by official name through
-    :func:`restore_pretrained`. ``init_from_group0`` (official ``--init_from_group0``, spec 3.5)
+    :func:`restore_pretrained`. ``init_from_group0`` (official ``run_pretraining.py --init_from_group0``)
     initialises every group of a G > 1 model from the checkpoint's group 0. Raises
     :class:`CheckpointInitError` when the checkpoint is missing, shapes differ, or nothing matched.
     """

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from albert_tf import files as _fs
 from albert_tf.checkpoints import huggingface, native, official
 from albert_tf.checkpoints.formats import FORMATS
 from albert_tf.checkpoints.report import (
@@ -32,7 +33,6 @@ from albert_tf.checkpoints.report import (
     assign_official_arrays,
     model_official_arrays,
 )
-from albert_tf.data import files as _fs
 
 CONFIG_NAME = "albert_config.json"
 _PRETRAINING_HEADS = official.HEAD_NAMES["pretraining"]
@@ -73,13 +73,12 @@ def find_tokenizer(
     ``message`` says where the tokenizer came from or, with ``{}``, why none will be written (a
     warning). A given file that does not exist raises :class:`CheckpointError`.
     """
-    import tensorflow as tf
 
     if spm_model_file and vocab_file:
         raise CheckpointError("give --spm_model_file (SentencePiece) or --vocab_file (WordPiece), not both")
     for key, given in (("spm_model_file", spm_model_file), ("vocab_file", vocab_file)):
         if given:
-            if not tf.io.gfile.exists(given):
+            if not _fs.exists(given):
                 raise CheckpointError(f"--{key} {given}: file not found")
             return {key: given}, f"tokenizer: --{key} {given}"
     if spm_model_file == "" or vocab_file == "":
@@ -88,9 +87,9 @@ def find_tokenizer(
     if recorded:
         return recorded, note
     path = os.fspath(input_path)
-    folder = path if tf.io.gfile.isdir(path) else (os.path.dirname(path) or ".")
+    folder = path if _fs.isdir(path) else (os.path.dirname(path) or ".")
     for key, pattern in TOKENIZER_PATTERNS:
-        found = sorted(tf.io.gfile.glob(os.path.join(folder, pattern)))
+        found = sorted(_fs.match(os.path.join(folder, pattern)))
         if len(found) == 1:
             return {key: found[0]}, f"tokenizer: {found[0]} (found beside the input checkpoint)"
         if len(found) > 1:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 
+from albert_tf import files as _fs
 from albert_tf.checkpoints import official
 from albert_tf.checkpoints.paths import resolve_checkpoint_path
 from albert_tf.checkpoints.report import CheckpointError, NotAlbertCheckpointError
@@ -17,13 +18,12 @@ def detect_format(path: str) -> str:
     Raises :class:`CheckpointError` for a missing path and :class:`NotAlbertCheckpointError`
     for a TF checkpoint in another layout (brightmart albert_zh, BERT, ...).
     """
-    import tensorflow as tf
 
     path = os.fspath(path)
-    if tf.io.gfile.isdir(path) and tf.io.gfile.exists(os.path.join(path, "config.json")):
+    if _fs.isdir(path) and _fs.exists(os.path.join(path, "config.json")):
         return "huggingface"
     if path.endswith((".keras", ".weights.h5")):
-        if not tf.io.gfile.exists(path):
+        if not _fs.exists(path):
             raise CheckpointError(f"{path}: file not found")
         return "albert_tf"
     prefix = resolve_checkpoint_path(path)

@@ -1,16 +1,16 @@
 """Initialise every hidden group from ``group_0`` of a checkpoint (official ``--init_from_group0``).
 
-Official ``run_pretraining.py --init_from_group0`` (spec 3.5) calls
+Official ``run_pretraining.py --init_from_group0`` (its ``model_fn``) calls
 ``get_assignment_map_from_checkpoint(tvars, init_checkpoint, num_of_initialize_group=G)``: a
 variable ``bert/encoder/transformer/group_{g}/inner_group_{k}/...`` of a model with
-G = ``num_hidden_groups`` > 1 groups falls back (spec 1.3, regex ``/group_\\d+/`` -> ``/group_0/``)
-to the checkpoint's ``group_0/inner_group_{k}/...``, and every other variable (embeddings,
+G = ``num_hidden_groups`` > 1 groups falls back (official ``modeling.py: transformer_model``, regex ``/group_\\d+/`` ->
+``/group_0/``) to the checkpoint's ``group_0/inner_group_{k}/...``, and every other variable (embeddings,
 ``embedding_hidden_mapping_in``, pooler, heads) loads by its own name. The use: pretrain an
 all-shared model (G = 1), then continue with G > 1 groups that all start as copies of its one
-block, so the new model computes exactly the function of the old one at step 0 (spec 1.3:
-every layer of a group applies the same block, and all groups now hold the same block).
+block, so the new model computes exactly the function of the old one at step 0 (official ``modeling.py:
+transformer_model``: every layer of a group applies the same block, and all groups now hold the same block).
 
-Here a checkpoint of any supported format is read into official-name arrays (spec 1.4) by the
+Here a checkpoint of any supported format is read into official-name arrays (official ``modeling.py`` scopes) by the
 existing readers (``official.read_official_checkpoint``, the Hugging Face reader,
 ``native.read_native``), checked against the model's config with the group count set aside
 (differing G is the point of the flag, hidden size etc. must agree), broadcast by
@@ -18,7 +18,7 @@ existing readers (``official.read_official_checkpoint``, the Hugging Face reader
 :func:`albert_tf.checkpoints.report.assign_official_arrays`, so the :class:`LoadReport` is the
 usual one. The source's ``group_{g>0}`` arrays, which the official flag does not read either,
 are listed as unused; optimizer slots and ``global_step`` are ignored, as in every
-initialisation (spec 3.5: the learning-rate schedule restarts).
+initialisation (official ``run_pretraining.py``: the learning-rate schedule restarts).
 """
 
 from __future__ import annotations

@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import os
 
+from albert_tf import files as _fs
 from albert_tf.checkpoints.report import CheckpointError
 
 VARIABLES_PREFIX = os.path.join("variables", "variables")
@@ -35,18 +36,16 @@ class HubModule:
 
 def is_hub_module(path: str) -> bool:
     """Whether ``path`` is a directory holding a Hub module (a marker file and ``variables/variables.index``)."""
-    import tensorflow as tf
 
     path = os.fspath(path)
-    if not tf.io.gfile.isdir(path):
+    if not _fs.isdir(path):
         return False
-    has_marker = any(tf.io.gfile.exists(os.path.join(path, m)) for m in MARKERS)
-    return has_marker and tf.io.gfile.exists(os.path.join(path, VARIABLES_PREFIX) + ".index")
+    has_marker = any(_fs.exists(os.path.join(path, m)) for m in MARKERS)
+    return has_marker and _fs.exists(os.path.join(path, VARIABLES_PREFIX) + ".index")
 
 
 def resolve_hub_module(handle: str) -> HubModule:
     """The weights and assets of the Hub module at ``handle`` (a local or ``gs://`` directory)."""
-    import tensorflow as tf
 
     handle = os.fspath(handle).rstrip("/")
     if handle.startswith(("http://", "https://")):
@@ -54,7 +53,7 @@ def resolve_hub_module(handle: str) -> HubModule:
             f"--albert_hub_module_handle {handle}: albert-tf does not download modules; fetch "
             f"'{handle}?tf-hub-format=compressed', unpack the .tar.gz and pass the directory (or a gs:// copy)"
         )
-    if not tf.io.gfile.isdir(handle):
+    if not _fs.isdir(handle):
         raise CheckpointError(f"--albert_hub_module_handle {handle}: no such directory")
     if not is_hub_module(handle):
         raise CheckpointError(
@@ -62,7 +61,7 @@ def resolve_hub_module(handle: str) -> HubModule:
             f"saved_model.pb and {VARIABLES_PREFIX}.index)"
         )
     assets = os.path.join(handle, "assets")
-    names = sorted(tf.io.gfile.listdir(assets)) if tf.io.gfile.isdir(assets) else []
+    names = sorted(_fs.listdir(assets)) if _fs.isdir(assets) else []
 
     def one(suffix: str) -> str | None:
         found = [n for n in names if n.endswith(suffix)]

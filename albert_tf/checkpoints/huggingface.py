@@ -1,6 +1,6 @@
 """Hugging Face ``transformers`` ALBERT weights in and out, through the official TF1 names.
 
-Every HF parameter name is mapped to the official TF1 name of spec 1.4 by an explicit table
+Every HF parameter name is mapped to the official TF1 name (official ``modeling.py`` scopes) by an explicit table
 (not a chain of string replaces), with a flag saying whether the array is transposed: torch
 ``nn.Linear.weight`` is stored [out, in], TF kernels [in, out]; the official ``output_weights``
 heads are already [out, in] and map to HF ``*.weight`` untransposed. Loading then goes through
@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from albert_tf import files as _fs
 from albert_tf.checkpoints.huggingface_config import (
     SPM_SPECIAL_TOKENS,
     WORDPIECE_SPECIAL_TOKENS,
@@ -51,8 +52,7 @@ from albert_tf.checkpoints.report import (
     assign_official_arrays,
     model_official_arrays,
 )
-from albert_tf.data import files as _fs
-from albert_tf.data.files import makedirs, write_bytes_atomic
+from albert_tf.files import makedirs, write_bytes_atomic
 
 HF_PREFIX = "albert."
 
@@ -485,11 +485,10 @@ WORDPIECE_FILE = "vocab.txt"
 
 def _read_bytes(path: str, what: str) -> bytes:
     """The bytes of ``path`` through ``tf.io.gfile`` (local or remote); one-line error when it is missing."""
-    import tensorflow as tf
 
-    if not tf.io.gfile.exists(path) or tf.io.gfile.isdir(path):
+    if not _fs.exists(path) or _fs.isdir(path):
         raise CheckpointError(f"{path}: {what} not found")
-    with tf.io.gfile.GFile(path, "rb") as f:
+    with _fs.open_file(path, "rb") as f:
         return f.read()
 
 

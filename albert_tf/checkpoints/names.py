@@ -1,7 +1,7 @@
 """The rename table between our Keras variables and the official TF1 checkpoint names.
 
-Every checkpoint format is converted through the official names of spec section 1.4
-(``bert/embeddings/word_embeddings``, ``bert/encoder/transformer/group_{g}/inner_group_{k}/...``,
+Every checkpoint format is converted through the official variable names (the scopes of official ``modeling.py`` and of
+the runners' heads) (``bert/embeddings/word_embeddings``, ``bert/encoder/transformer/group_{g}/inner_group_{k}/...``,
 ``cls/predictions/...``, ``cls/seq_relationship/...``): official TF1 checkpoints use them directly
 and Hugging Face names map onto them one to one.
 
@@ -113,7 +113,7 @@ def official_variable_map(model) -> dict[str, VariableRef]:
     """Official TF1 name -> ``VariableRef`` for an encoder, a pretrainer or a task model.
 
     A task model exposes its encoder as ``.encoder``; its head names come from :func:`head_variable_maps`
-    (the one table of head names, spec 1.4).
+    (the one table of head names).
     """
     from albert_tf.modeling.encoder import AlbertEncoder
     from albert_tf.modeling.models import AlbertPretrainer
@@ -137,7 +137,7 @@ def official_variable_map(model) -> dict[str, VariableRef]:
 
 
 def classifier_head_variable_map(model) -> dict[str, VariableRef]:
-    """``run_classifier.py``'s head (spec 1.4): ``output_weights`` [num_labels, H] (our kernel transposed)."""
+    """``run_classifier.py``'s head (its variable scope): ``output_weights`` [num_labels, H] (our kernel transposed)."""
     return {
         "output_weights": VariableRef(model.head.kernel, "transpose"),
         "output_bias": VariableRef(model.head.bias),
@@ -145,7 +145,7 @@ def classifier_head_variable_map(model) -> dict[str, VariableRef]:
 
 
 def squad_head_variable_map(model) -> dict[str, VariableRef]:
-    """``run_squad_v1.py``'s or ``run_squad_v2.py``'s head (spec 1.4), by ``model.version_2_with_negative``.
+    """``run_squad_v1.py``'s or ``run_squad_v2.py``'s head (its variable scope), by ``model.version_2_with_negative``.
 
     v1: ``cls/squad/output_weights`` [2, H] (our Dense kernel [H, 2] transposed) and ``cls/squad/output_bias``.
     v2: the ``tf.layers.dense`` kernels [in, out] stored as they are: ``start_logits/dense``,
@@ -167,7 +167,7 @@ def squad_head_variable_map(model) -> dict[str, VariableRef]:
 
 
 def multiple_choice_head_variable_map(model) -> dict[str, VariableRef]:
-    """``run_race.py``'s head (spec 1.4): ``output_weights`` [1, H] (our Dense(1) kernel [H, 1] transposed)
+    """``run_race.py``'s head (its variable scope): ``output_weights`` [1, H] (our Dense(1) kernel [H, 1] transposed)
     and ``output_bias`` [1], at the top level as the GLUE classifier's."""
     return {
         "output_weights": VariableRef(model.head.kernel, "transpose"),

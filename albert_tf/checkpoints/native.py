@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from albert_tf import files as _fs
 from albert_tf.checkpoints import trainer_layout
 from albert_tf.checkpoints.paths import list_variables, resolve_checkpoint_path, write_checkpoint_state
 from albert_tf.checkpoints.report import (
@@ -107,13 +108,12 @@ def read_native(path: str, config: Any | None = None) -> Any:
     ``config``; ``.weights.h5`` holds no architecture and is refused here.
     """
     import keras
-    import tensorflow as tf
 
     from albert_tf.modeling import AlbertEncoder
 
     path = os.fspath(path)
     if path.endswith(".keras"):
-        if not tf.io.gfile.exists(path):
+        if not _fs.exists(path):
             raise CheckpointError(f"{path}: file not found")
         return keras.saving.load_model(path, compile=False)
     if path.endswith(".weights.h5"):
@@ -127,20 +127,19 @@ def read_native(path: str, config: Any | None = None) -> Any:
 def load_native(model: Any, path: str, config: Any | None = None) -> LoadReport:
     """Load a ``.keras`` file, a ``.weights.h5`` file or a TF2 object checkpoint into ``model``."""
     import keras
-    import tensorflow as tf
 
     from albert_tf.checkpoints.huggingface import check_configs_agree
 
     config = config if config is not None else getattr(model, "config", None)
     path = os.fspath(path)
     if path.endswith(".keras"):
-        if not tf.io.gfile.exists(path):
+        if not _fs.exists(path):
             raise CheckpointError(f"{path}: file not found")
         source = keras.saving.load_model(path, compile=False)
         if config is not None and getattr(source, "config", None) is not None:
             check_configs_agree(config, source.config, path)
     elif path.endswith(".weights.h5"):
-        if not tf.io.gfile.exists(path):
+        if not _fs.exists(path):
             raise CheckpointError(f"{path}: file not found")
         source = type(model).from_config(model.get_config())
         try:
@@ -157,11 +156,10 @@ def load_native(model: Any, path: str, config: Any | None = None) -> LoadReport:
 
 def save_native(model: Any, path: str) -> str:
     """``.keras`` / ``.weights.h5`` by extension, else a TF2 checkpoint in the trainer's layout at ``path``."""
-    import tensorflow as tf
 
     path = os.fspath(path)
     if path.endswith((".keras", ".weights.h5")):
-        tf.io.gfile.makedirs(os.path.dirname(os.path.abspath(path)) if "://" not in path else os.path.dirname(path))
+        _fs.makedirs(os.path.dirname(os.path.abspath(path)) if "://" not in path else os.path.dirname(path))
         if path.endswith(".keras"):
             model.save(path)
         else:

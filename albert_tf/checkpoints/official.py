@@ -1,4 +1,5 @@
-"""Google's official TF1 ALBERT checkpoints (spec 1.4): read, check, load, write.
+"""Google's official TF1 ALBERT checkpoints (the variable names of official ``modeling.py`` and the runners): read,
+check, load, write.
 
 Reading uses ``tf.train.load_checkpoint`` (no TF1 graph). Every name is normalised first:
 the TF-Hub ``module/`` prefix is stripped; optimizer state (``adam_m``/``adam_v``,
@@ -7,7 +8,7 @@ the TF-Hub ``module/`` prefix is stripped; optimizer state (``adam_m``/``adam_v`
 that are not Google's (brightmart ``albert_zh``, plain BERT, TF2 object checkpoints) are
 refused with a one-line message before anything is built.
 
-Writing emits exactly the names, shapes and dtypes of spec 1.4 (float32 variables, int64
+Writing emits exactly the names, shapes and dtypes the official code writes (float32 variables, int64
 ``global_step``) through the ``SaveV2`` op, i.e. the same ``.index`` + ``.data`` files a TF1
 ``Saver`` writes, plus the ``checkpoint`` state file, so ``tf.train.load_checkpoint``,
 ``tf.compat.v1.train.init_from_checkpoint`` (what the official runners call) and
@@ -23,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from albert_tf import files as _fs
 from albert_tf.checkpoints.paths import checkpoint_reader, resolve_checkpoint_path, write_checkpoint_state
 from albert_tf.checkpoints.report import (
     CheckpointError,
@@ -38,7 +40,7 @@ GLOBAL_STEP = "global_step"
 
 _BLOCK = "bert/encoder/transformer/group_{g}/inner_group_{k}/"
 
-# The fine-tuning heads each official runner creates (spec 1.4), shapes in H and num_labels.
+# The fine-tuning heads each official runner creates, shapes in H and num_labels.
 HEAD_NAMES = {
     "classifier": ("output_weights", "output_bias"),
     "race": ("output_weights", "output_bias"),
@@ -85,7 +87,7 @@ def is_optimizer_or_step(name: str) -> bool:
 def official_variable_shapes(
     config: Any, heads: Iterable[str] = ("pretraining",), num_labels: int = 2
 ) -> dict[str, tuple[int, ...]]:
-    """Every variable name and shape spec 1.4 lists for ``config`` (no model is built).
+    """Every official variable name and shape for ``config`` (no model is built).
 
     ``heads``: any of ``pretraining``, ``classifier`` (``num_labels`` rows), ``race``,
     ``squad_v1``, ``squad_v2``. ``global_step`` is not included (it is int64 and added by
@@ -225,7 +227,7 @@ def infer_architecture(shapes: Mapping[str, tuple[int, ...]]) -> dict[str, int]:
 def check_config_matches(shapes: Mapping[str, tuple[int, ...]], config: Any, source: str = "checkpoint") -> None:
     """Raise :class:`ConfigMismatchError` (one line) when the checkpoint was made for another config.
 
-    E.g. an albert_large checkpoint with an albert_base config (spec 9 item 7) reports
+    E.g. an albert_large checkpoint with an albert_base config (google-research/albert#230) reports
     ``hidden_size 1024 in the checkpoint vs 768 in the config``.
     """
     found = infer_architecture(shapes)
@@ -279,7 +281,7 @@ def write_official_arrays(
 ) -> str:
     """Write ``{name: array}`` as a TF1 name-based checkpoint at ``prefix``; returns the prefix.
 
-    Float arrays are stored as float32 (spec 1.4), ``global_step`` as int64 (skipped when
+    Float arrays are stored as float32 (as the official code writes them), ``global_step`` as int64 (skipped when
     None). ``module_prefix`` writes the TF-Hub ``module/`` names; ``extra`` adds names
     verbatim (tests use it to add optimizer slots). A ``checkpoint`` state file pointing at
     the prefix is written beside it.
@@ -290,7 +292,7 @@ def write_official_arrays(
     if "://" not in prefix:
         prefix = os.path.abspath(prefix)
     directory = os.path.dirname(prefix)
-    tf.io.gfile.makedirs(directory)
+    _fs.makedirs(directory)
     names, tensors = [], []
     for name in sorted(arrays):
         value = np.asarray(arrays[name])
@@ -315,9 +317,9 @@ def write_official_arrays(
 def save_official_checkpoint(
     model: Any, prefix: str, global_step: int = 0, *, module_prefix: bool = False, check: bool = True
 ) -> str:
-    """Write ``model`` as an official-layout TF1 checkpoint (names/shapes/dtypes of spec 1.4).
+    """Write ``model`` as an official-layout TF1 checkpoint (official names, shapes and dtypes).
 
-    With ``check`` and a model exposing ``.config``, every name written must be one spec 1.4
+    With ``check`` and a model exposing ``.config``, every name written must be an official one
     lists for that config with the listed shape (the pretraining heads included).
     """
     arrays = model_official_arrays(model)
@@ -328,5 +330,7 @@ def save_official_checkpoint(
         for name, value in arrays.items():
             shape = expected.get(name)
             if shape is not None and tuple(value.shape) != shape:
-                raise CheckpointError(f"{prefix}: {name} has shape {list(value.shape)}, spec 1.4 says {list(shape)}")
+                raise CheckpointError(
+                    f"{prefix}: {name} has shape {list(value.shape)}, the official layout has {list(shape)}"
+                )
     return write_official_arrays(arrays, prefix, global_step, module_prefix=module_prefix)

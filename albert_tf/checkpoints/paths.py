@@ -18,8 +18,9 @@ import os
 import re
 from typing import Any
 
+from albert_tf import files as _fs
 from albert_tf.checkpoints.report import CheckpointError
-from albert_tf.data.files import write_text_atomic
+from albert_tf.files import write_text_atomic
 
 STATE_FILE = "checkpoint"
 _DATA_SUFFIX = re.compile(r"\.data-\d{5}-of-\d{5}$")
@@ -40,17 +41,17 @@ def resolve_checkpoint_path(path: str) -> str:
         path = path[: -len(".index")]
     elif _DATA_SUFFIX.search(path):
         path = _DATA_SUFFIX.sub("", path)
-    elif path.endswith(".meta") and tf.io.gfile.exists(path[: -len(".meta")] + ".index"):
+    elif path.endswith(".meta") and _fs.exists(path[: -len(".meta")] + ".index"):
         path = path[: -len(".meta")]
-    if tf.io.gfile.isdir(path) and not tf.io.gfile.exists(path + ".index"):
+    if _fs.isdir(path) and not _fs.exists(path + ".index"):
         latest = tf.train.latest_checkpoint(path)
         if latest is None:
-            indexes = sorted(f for f in tf.io.gfile.listdir(path) if f.endswith(".index"))
+            indexes = sorted(f for f in _fs.listdir(path) if f.endswith(".index"))
             if len(indexes) == 1:
                 return os.path.join(path, indexes[0][: -len(".index")])
             raise CheckpointError(f"{path}: directory holds no TF checkpoint (no 'checkpoint' file or single .index)")
         return latest
-    if not tf.io.gfile.exists(path + ".index"):
+    if not _fs.exists(path + ".index"):
         raise CheckpointError(
             f"{path}: checkpoint not found, {os.path.basename(path)}.index does not exist beside it"
         )
@@ -79,12 +80,11 @@ def write_checkpoint_state(directory: str, basename: str) -> None:
 
 def list_run_checkpoints(directory: str) -> list[tuple[int, str]]:
     """``(step, prefix)`` of the trainer's ``ckpt-N`` checkpoints in ``directory``, by step."""
-    import tensorflow as tf
 
-    if not tf.io.gfile.isdir(directory):
+    if not _fs.isdir(directory):
         return []
     found = []
-    for name in tf.io.gfile.listdir(directory):
+    for name in _fs.listdir(directory):
         m = _RUN_CHECKPOINT.fullmatch(name)
         if m:
             found.append((int(m.group(1)), os.path.join(directory, name[: -len(".index")])))

@@ -2,11 +2,11 @@
 
 Every loader in :mod:`albert_tf.checkpoints` ends in :func:`assign_official_arrays`: the
 source (official TF1 checkpoint, Hugging Face state dict, another albert-tf model) is first
-turned into ``{official TF1 name (spec 1.4): array in the official layout}``, then each name
+turned into ``{official TF1 name: array in the official layout}``, then each name
 is matched with the model's variable through ``names.official_variable_map``. Nothing is
 dropped silently: optimizer slots, ``global_step`` and framework buffers are counted as
 *ignored*, names the model has no variable for are *unused*, model variables the source
-does not provide are *missing* (spec 9 item 14: print this report on initialisation).
+does not provide are *missing* (google-research/albert#224: print this report on initialisation).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ class NotAlbertCheckpointError(CheckpointError):
 
 
 class ConfigMismatchError(CheckpointError):
-    """The checkpoint's shapes disagree with the ALBERT config (spec 9 item 7)."""
+    """The checkpoint's shapes disagree with the ALBERT config (google-research/albert#230)."""
 
 
 @dataclasses.dataclass
@@ -103,7 +103,8 @@ class LoadReport:
         return self.summary()
 
     def raise_if_empty(self) -> LoadReport:
-        """Fail loudly when nothing was loaded (spec 9 item 7: a run silently trained from scratch)."""
+        """Fail loudly when nothing was loaded (google-research/albert#230, #132: a run silently trained from
+        scratch)."""
         if not self.loaded:
             hint = ""
             if self.shape_mismatches:

@@ -7,8 +7,8 @@ import json
 import os
 from typing import Any
 
+from albert_tf import files
 from albert_tf.checkpoints.report import CheckpointError
-from albert_tf.data import files
 
 RUN_META_FILE = "run.json"
 

@@ -17,6 +17,7 @@ import os
 import keras
 import tensorflow as tf
 
+from albert_tf import files as _fs
 from albert_tf.checkpoints.paths import checkpoint_reader, list_variables
 from albert_tf.checkpoints.report import LoadReport
 
@@ -113,7 +114,7 @@ def best_prefix(results_dir: str) -> str:
 
 
 def has_best(results_dir: str) -> bool:
-    return tf.io.gfile.exists(best_prefix(results_dir) + ".index")
+    return _fs.exists(best_prefix(results_dir) + ".index")
 
 
 def save_best(model: keras.Model, results_dir: str, step: int) -> str:
@@ -124,6 +125,6 @@ def save_best(model: keras.Model, results_dir: str, step: int) -> str:
     final = best_prefix(results_dir)
     tmp = write_weights(model, final + "-tmp", step)
     # data shards first, the index last: the index is what makes the prefix exist
-    for name in sorted(tf.io.gfile.glob(tmp + ".*"), key=lambda n: n.endswith(".index")):
-        tf.io.gfile.rename(name, final + name[len(tmp) :], overwrite=True)
+    for name in sorted(_fs.match(tmp + ".*"), key=lambda n: n.endswith(".index")):
+        _fs.rename(name, final + name[len(tmp) :])
     return final

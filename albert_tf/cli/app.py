@@ -12,29 +12,26 @@ override it, as with ``--flagfile``.
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+from albert_tf.cli.quiet import quiet_logs, set_cpp_log_level
+
+set_cpp_log_level()
 
 from absl import app, flags  # noqa: E402
 
 from albert_tf.configs import PresetError, flag_presets, flagfile_path  # noqa: E402
 
 HELP_FLAGS = ("--help", "-h", "-?", "--helpshort", "-help")
+#: absl's flag for every flag of every module (absl, TensorFlow included); answered here too, with exit 0.
+HELP_FULL = "--helpfull"
 VERBOSE = "--verbose"
 PRESET = "--preset"
 PRESET_HELP = (
     f"{PRESET}=NAME: read a packaged flagfile here (flags after it override it); "
     "`python -m albert_tf.configs` lists them: {names}."
 )
-
-
-def only_albert_info(record: Any) -> bool:
-    """Log filter: warnings and errors from anywhere, INFO only from albert-tf's own modules."""
-    return record.levelno >= 30 or "albert_tf" in str(getattr(record, "pathname", ""))
 
 
 def expand_presets(argv: Sequence[str]) -> list[str]:
@@ -97,11 +94,18 @@ def help_text(doc: str, fv: flags.FlagValues) -> str:
     return "\n".join(parts) + "\n"
 
 
-def wants_help(argv: Sequence[str]) -> bool:
+def _options(argv: Sequence[str]) -> list[str]:
+    """The arguments before a ``--`` (after it everything is a positional argument)."""
     args = list(argv[1:])
-    if "--" in args:
-        args = args[: args.index("--")]
-    return any(a in HELP_FLAGS for a in args)
+    return args[: args.index("--")] if "--" in args else args
+
+
+def wants_help(argv: Sequence[str]) -> bool:
+    return any(a in HELP_FLAGS for a in _options(argv))
+
+
+def wants_full_help(argv: Sequence[str]) -> bool:
+    return HELP_FULL in _options(argv)
 
 
 def run(
@@ -117,6 +121,9 @@ def run(
     becomes one line ``error: <message>`` on stderr and exit status 2; ``--verbose`` shows the traceback instead.
     """
     argv = list(sys.argv if argv is None else argv)
+    if wants_full_help(argv):  # every module's flags, as absl's own --helpfull lists them
+        sys.stdout.write(doc.strip() + "\n\n" + flags.FLAGS.get_help(include_special_flags=False) + "\n")
+        sys.exit(0)
     if wants_help(argv):
         presets = PRESET_HELP.format(names=", ".join(flag_presets()))
         extra = f"\n\n{VERBOSE}: show the traceback of an error.\n{presets}"
@@ -136,15 +143,7 @@ def run(
         sys.exit(2)
 
     def wrapped(args: list[str]) -> None:
-        if not verbose:  # other libraries' INFO lines (checkpoint sharding timings, ...) off; albert-tf's stay
-            from absl import logging
-
-            logging.get_absl_handler().addFilter(only_albert_info)
-            # TensorFlow's own Python logger ("INFO:tensorflow:Assets written"): the logger tf.get_logger() returns,
-            # set by name so that TensorFlow is not imported for it.
-            import logging as std_logging
-
-            std_logging.getLogger("tensorflow").setLevel(std_logging.WARNING)
+        quiet_logs(verbose)  # other libraries' log lines and warnings off, albert-tf's own without absl's prefix
         if len(args) - 1 > max_args:
             print(f"error: unexpected arguments: {' '.join(args[1 + max_args:])}", file=sys.stderr)
             sys.exit(2)

@@ -1,4 +1,5 @@
-"""create_pretraining_data: the absl command line (official flag names and defaults, spec 2.1, plus additions)."""
+"""create_pretraining_data: the absl command line (official ``create_pretraining_data.py`` flag names and defaults,
+plus additions)."""
 
 from __future__ import annotations
 

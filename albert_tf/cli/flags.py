@@ -116,8 +116,8 @@ def define_optimizer_flags(
     """--optimizer, --learning_rate, --poly_power, --num_train_steps, --num_warmup_steps, --start_warmup_step."""
     if "optimizer" in fv:
         return
-    flags.DEFINE_enum("optimizer", optimizer, ["adamw", "lamb"], "Official AdamWeightDecay or LAMB (spec 3.4).",
-                      flag_values=fv)
+    flags.DEFINE_enum("optimizer", optimizer, ["adamw", "lamb"],
+                      "Official AdamWeightDecay or LAMB (official optimization.py).", flag_values=fv)
     flags.DEFINE_float("learning_rate", learning_rate, "Initial (peak) learning rate.", flag_values=fv)
     flags.DEFINE_float("poly_power", 1.0, "Power of the polynomial decay to 0.", flag_values=fv)
     flags.DEFINE_integer("num_train_steps", num_train_steps, "Number of optimizer updates.", flag_values=fv)
@@ -156,11 +156,11 @@ def define_run_flags(fv: flags.FlagValues = FLAGS, *, do_train: bool = False) ->
     )
     flags.DEFINE_bool("init_from_group0", False,
                       "Official flag: initialise every group of a num_hidden_groups > 1 model from group 0 of "
-                      "--init_checkpoint (spec 3.5).", flag_values=fv)
+                      "--init_checkpoint (official run_pretraining.py).", flag_values=fv)
 
 
 def define_hub_module_flag(fv: flags.FlagValues = FLAGS) -> None:
-    """The official fine-tuning flag ``--albert_hub_module_handle`` (spec 4.4)."""
+    """The official fine-tuning flag ``--albert_hub_module_handle`` (official ``fine_tuning_utils.py``)."""
     if "albert_hub_module_handle" in fv:
         return
     flags.DEFINE_string(

@@ -31,8 +31,8 @@ import sys
 
 from absl import flags
 
+from albert_tf import files as _fs
 from albert_tf.cli import app as cli_app
-from albert_tf.data import files as _fs
 from albert_tf.data.documents import DOCUMENT_UNITS, prepare_split
 from albert_tf.data.prepare_text import prepare_files
 

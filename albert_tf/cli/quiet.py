@@ -23,6 +23,7 @@ import os
 import re
 import sys
 import tempfile
+import warnings
 from collections.abc import Iterator
 from typing import Any
 
@@ -37,6 +38,13 @@ BANNERS = re.compile(
     r"|^To enable the following instructions: .* rebuild TensorFlow"
     r"|failed call to cuInit"
 )
+
+
+def set_cpp_log_level() -> None:
+    """TensorFlow's C++ log level for a command, unless the environment sets one: fatal errors only (3), or
+    errors too (2) with ``--verbose``. Level 2 still prints runtime notices such as ``E0000 ... oneDNN supports
+    DT_INT64 only on platforms with AVX-512`` between a command's own lines. It must be set before TensorFlow starts."""
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2" if is_verbose() else "3")
 
 
 def is_verbose(argv: list[str] | None = None) -> bool:
@@ -79,7 +87,7 @@ def import_tensorflow_quietly(verbose: bool | None = None) -> None:
     """Import TensorFlow (and enumerate devices, where the cuInit line comes from) with the banners filtered."""
     if "tensorflow" in sys.modules:
         return
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    set_cpp_log_level()
     if is_verbose() if verbose is None else verbose:
         return
     with _banners_filtered():
@@ -125,6 +133,49 @@ def quiet_tensorflow_on_first_import() -> None:
     """Make the first ``import tensorflow`` of this process (if any) :func:`import_tensorflow_quietly`'s import."""
     if "tensorflow" in sys.modules:
         return
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    set_cpp_log_level()
     if not any(isinstance(f, _QuietTensorFlowFinder) for f in sys.meta_path):
         sys.meta_path.insert(0, _QuietTensorFlowFinder())
+
+
+def only_albert_info(record: Any) -> bool:
+    """Log filter: warnings and errors from anywhere, INFO only from albert-tf's own modules."""
+    return record.levelno >= 30 or "albert_tf" in str(getattr(record, "pathname", ""))
+
+
+class PlainFormatter:
+    """absl log records as the command's own lines: the message alone for INFO, ``warning: `` / ``error: `` before
+    the others. absl's ``I1126 22:47:37.647765 140... experiment.py:116]`` prefix is for log files, not a terminal."""
+
+    def format(self, record: Any) -> str:
+        message = record.getMessage()
+        if record.levelno >= 40:
+            return f"error: {message}"
+        if record.levelno >= 30:
+            return f"warning: {message}"
+        return message
+
+
+def quiet_logs(verbose: bool = False) -> None:
+    """A command's output limited to albert-tf's own lines (unless ``verbose``).
+
+    absl's handler keeps INFO from albert-tf's modules only, printed without absl's prefix; TensorFlow's Python
+    logger (deprecation notices, "Assets written") shows errors only; Python warnings raised outside albert-tf (Keras,
+    TensorFlow, protobuf) are not shown; TensorFlow's C++ log (``E0000 ... oneDNN supports DT_INT64 only on platforms
+    with AVX-512``) is limited by :func:`set_cpp_log_level`. ``--verbose`` (or
+    ``ALBERT_TF_VERBOSE=1``) keeps everything as the libraries print it.
+    """
+    if verbose or is_verbose():
+        return
+    import logging as std_logging
+
+    from absl import logging
+
+    handler = logging.get_absl_handler()
+    if only_albert_info not in handler.filters:
+        handler.addFilter(only_albert_info)
+    handler.python_handler.setFormatter(PlainFormatter())  # type: ignore[arg-type]
+    # TensorFlow's own Python logger, set by name so that TensorFlow is not imported for it.
+    std_logging.getLogger("tensorflow").setLevel(std_logging.ERROR)
+    warnings.filterwarnings("ignore")
+    warnings.filterwarnings("default", module=r"albert_tf(\.|$)")

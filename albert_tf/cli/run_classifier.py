@@ -1,6 +1,6 @@
 """run_classifier: fine-tune ALBERT on a GLUE task: train, evaluate every checkpoint, predict the test set, export.
 
-The official run_classifier.py flags (same names and defaults, spec 4.1) plus the shared trainer's
+The official run_classifier.py flags (same names and defaults) plus the shared trainer's
 strategy/precision flags. Per-task presets from the official run_glue.sh: --preset=glue/<task>
 (`python -m albert_tf.configs` lists them). A TF-Hub module: --albert_hub_module_handle=DIR instead of
 --init_checkpoint, --albert_config_file and --spm_model_file.

@@ -1,7 +1,7 @@
 """run_pretraining: pretrain ALBERT (MLM + SOP) on official-format TFRecords.
 
-The official flags (spec 3.1) plus tf.distribute ones. The paper's recipes: --preset=pretrain_{base,large,xlarge,
-xxlarge} (`python -m albert_tf.configs` lists the presets).
+The official ``run_pretraining.py`` flags plus tf.distribute ones. The paper's recipes:
+--preset=pretrain_{base,large,xlarge, xxlarge} (`python -m albert_tf.configs` lists the presets).
 
   run_pretraining --preset=pretrain_base --albert_config_file=albert_base_v2 \\
       --input_file='records/train.tfrecord-*' --output_dir=out/base

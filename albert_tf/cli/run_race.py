@@ -1,6 +1,6 @@
 """run_race: fine-tune ALBERT on RACE (4-way multiple choice): train, evaluate every checkpoint, predict.
 
-The official run_race.py flags (same names and defaults, spec 4.3: --do_train and --do_eval on by default,
+The official run_race.py flags (same names and defaults: --do_train and --do_eval on by default,
 max_seq_length 512, max_qa_length 128, learning rate 1e-5, train_step 12000, warmup_step 1000). The README's v2
 hyper-parameters: --preset=race. --data_dir holds RACE/{train,dev,test}/{middle,high}/ in the official all.txt
 layout or the original one-JSON-per-file release.

@@ -1,6 +1,7 @@
 """run_squad: fine-tune ALBERT on SQuAD 1.1 or 2.0: train, evaluate every checkpoint, predict answers.
 
-The official flags of run_squad_v1.py and run_squad_v2.py under one command (spec 4.2), with
+The official flags of run_squad_v1.py and run_squad_v2.py under one command (SQuAD code in official
+``squad_utils.py``), with
 --version_2_with_negative choosing the v2 head (beam + answer class) and v2 scoring. Presets with the README
 hyper-parameters: --preset=squad/v1 and --preset=squad/v2 (`python -m albert_tf.configs` lists them).
 

@@ -13,7 +13,7 @@ import hashlib
 import json
 from typing import Any
 
-from albert_tf.data import files as _fs
+from albert_tf import files as _fs
 
 __all__ = ["file_digest", "key_digest", "tokenizer_identity"]
 
@@ -21,7 +21,7 @@ __all__ = ["file_digest", "key_digest", "tokenizer_identity"]
 def file_digest(path: str) -> str:
     """sha256 hex digest of the file's bytes (read in 1 MiB chunks through ``tf.io.gfile``)."""
     h = hashlib.sha256()
-    with _fs.gfile().GFile(path, "rb") as f:
+    with _fs.open_file(path, "rb") as f:
         for chunk in iter(lambda: f.read(1 << 20), b""):
             h.update(chunk)
     return h.hexdigest()

@@ -26,7 +26,7 @@ import hashlib
 import os
 from collections.abc import Iterable, Sequence
 
-from albert_tf.data import files as _fs
+from albert_tf import files as _fs
 from albert_tf.data.prepare_text import decode_file, paragraphs, split_sentences
 
 __all__ = ["DOCUMENT_UNITS", "cut_documents", "is_heldout", "prepare_split"]

@@ -17,7 +17,7 @@ import re
 import sys
 from collections.abc import Iterable, Sequence
 
-from albert_tf.data import files as _fs
+from albert_tf import files as _fs
 
 __all__ = ["decode_file", "paragraphs", "prepare_files", "split_sentences"]
 
@@ -84,7 +84,7 @@ def prepare_files(input_files: Sequence[str], output_file: str, encodings: Seque
     _fs.makedirs_for(output_file)
     tmp = f"{output_file}.tmp-{os.getpid()}"  # renamed over output_file when complete
     try:
-        with _fs.gfile().GFile(tmp, "w") as out:
+        with _fs.open_file(tmp, "w") as out:
             first = True
             for path in input_files:
                 text, enc = decode_file(path, encodings)

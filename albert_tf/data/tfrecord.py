@@ -12,6 +12,8 @@ from __future__ import annotations
 import struct
 from collections.abc import Iterator
 
+from albert_tf import files as _fs
+
 _MASK_DELTA = 0xA282EAD8
 _HEADER = 12
 _FOOTER = 4
@@ -30,18 +32,16 @@ def masked_crc32c(data: bytes) -> int:
 
 
 def file_size(path: str) -> int:
-    import tensorflow as tf
 
-    return int(tf.io.gfile.stat(path).length)
+    return int(_fs.size(path))
 
 
 def iter_records(path: str, limit: int | None = None, check_data_crc: bool = True) -> Iterator[bytes]:
     """Yield the records of ``path`` (at most ``limit``), checking the framing and checksums of each one."""
-    import tensorflow as tf
 
     size = file_size(path)
     offset = index = 0
-    with tf.io.gfile.GFile(path, "rb") as f:
+    with _fs.open_file(path, "rb") as f:
         while limit is None or index < limit:
             header = f.read(_HEADER)
             if not header:
@@ -58,11 +58,10 @@ def iter_records(path: str, limit: int | None = None, check_data_crc: bool = Tru
 
 def count_records(path: str) -> int:
     """Number of records of ``path``, checking every record's framing (length checksums; data is skipped)."""
-    import tensorflow as tf
 
     size = file_size(path)
     offset = index = 0
-    with tf.io.gfile.GFile(path, "rb") as f:
+    with _fs.open_file(path, "rb") as f:
         while offset < size:
             f.seek(offset)
             length = _check_header(path, index, offset, f.read(_HEADER), size)

@@ -18,6 +18,9 @@ import os
 import sys
 import time
 
+from albert_tf.cli.quiet import quiet_logs, set_cpp_log_level
+from albert_tf.demo.summary import print_summary
+
 STAGES = ("table1", "pretraining_data", "pretrain", "finetune")
 
 
@@ -29,12 +32,15 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--glue_dir", default=None, help="fine-tune on real GLUE data (a folder with MRPC/...)")
     parser.add_argument("--seed", type=int, default=12345)
     parser.add_argument("--pretrain_steps", type=int, default=0, help="pretraining steps (default: the stage's 600)")
+    # absl programs answer --helpfull; so does this one (it has no other flags to list)
+    parser.add_argument("--helpfull", action="help", help=argparse.SUPPRESS)
     return parser.parse_args(argv)
 
 
 def main(argv=None) -> int:
     args = parse_args(argv)
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    set_cpp_log_level()
+    quiet_logs()
     stages = [s.strip() for s in args.stages.split(",") if s.strip()]
     unknown = [s for s in stages if s not in STAGES]
     if unknown:
@@ -42,6 +48,7 @@ def main(argv=None) -> int:
         return 2
     os.makedirs(args.workdir, exist_ok=True)
     results = {}
+    begin = time.time()
     for stage in stages:
         try:
             module = importlib.import_module(f"albert_tf.demo.{stage}")
@@ -56,6 +63,7 @@ def main(argv=None) -> int:
         if isinstance(results[stage], dict):
             args.__dict__[f"{stage}_result"] = results[stage]
         print(f"== stage {stage} done in {time.time() - start:.1f}s")
+    print_summary(results, time.time() - begin)
     return 0
 
 

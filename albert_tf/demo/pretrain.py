@@ -89,6 +89,7 @@ def _held_out_records(workdir: str, train: str, spm_model: str | None, seed: int
 
 def run(workdir: str, args) -> dict:
     from albert_tf.data.pretraining.stats import majority_baselines
+    from albert_tf.demo.summary import write_curve_svg
     from albert_tf.tasks.pretraining import pretrain_with_curve, small_albert_config
 
     train, held_out, spm_model = _previous_stage_files(workdir, args)
@@ -124,9 +125,13 @@ def run(workdir: str, args) -> dict:
         f"(majority label: {baselines['sentence_order_accuracy_majority_label']:.3f}) "
         f"after {result['steps_done']} steps in {result['seconds']:.0f}s"
     )
+    svg = write_curve_svg(result["curve"], os.path.join(workdir, "pretrain_curve.svg"),
+                          f"Held-out accuracy while pretraining a small ALBERT ({result['steps_done']} steps)")
     return {
         "before": before,
         "after": after,
+        "curve": result["curve"],
+        "curve_svg": svg,
         "steps": result["steps_done"],
         "baselines": baselines,
         "model_dir": os.path.join(workdir, "pretrain"),

@@ -87,7 +87,7 @@ def run(workdir: str | None = None, args: Any = None, version: str = "v2") -> di
         del enc
         gc.collect()
     print("Counts include the pooler. ALBERT-xxlarge: the code gives 223M; the paper's 235M does not match its")
-    print("own released config (spec 1.1). v1 and v2 share dimensions, so their counts are identical.")
+    print("own released config (albert_config.json). v1 and v2 share dimensions, so their counts are identical.")
     if workdir:
         import os
 

@@ -19,7 +19,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-# The official best-checkpoint keys (spec 4.1): MCC for CoLA, Pearson for STS-B, accuracy otherwise.
+# The official best-checkpoint keys (official ``classifier_utils.py``): MCC for CoLA, Pearson for STS-B, accuracy
+# otherwise.
 KEY_METRICS = {"cola": "matthews_corr", "sts-b": "pearson"}
 
 

@@ -2,7 +2,7 @@
 
 A re-implementation of ``evaluate-v1.1.py`` and ``evaluate-v2.0.py`` (including ``--na-prob-file``,
 ``--na-prob-thresh``, the HasAns/NoAns breakdown and the no-answer threshold search), and of the way the
-official ALBERT ``run_squad_v2.py`` uses them (``evaluate_v2`` in ``albert/squad_utils.py``, spec 4.2).
+official ALBERT ``run_squad_v2.py`` uses them (``evaluate_v2`` in ``albert/squad_utils.py``).
 Every number is the one the official scripts print, bit for bit: same normalisation, same token F1, same
 summation order, same tie rules.
 

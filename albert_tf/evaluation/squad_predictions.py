@@ -1,4 +1,5 @@
-"""SQuAD post-processing (spec 4.2): per-window model outputs -> one answer text per question.
+"""SQuAD post-processing (official ``squad_utils.py: write_predictions``): per-window model outputs -> one answer text
+per question.
 
 The official ``accumulate_predictions_v{1,2}`` / ``write_predictions_v{1,2}`` of ``squad_utils.py``, restated on
 plain inputs so that the runner, the span-upper-bound diagnostic and the tests share one implementation:
@@ -16,7 +17,8 @@ tokens. The text is cut from the *original* paragraph (``paragraph[tok_start_to_
 stripped), so normalisation by the tokenizer never leaks into answers; duplicate texts are dropped and the n-best
 list gets softmax probabilities. v1 answers "empty" when no candidate survives (official); v2 then answers "".
 
-v2 null score (spec 4.2): the **minimum over the question's windows** of ``cls_logits`` (the answer-class logit;
+v2 null score (official ``squad_utils.py``): the **minimum over the question's windows** of ``cls_logits`` (the
+answer-class logit;
 high = unanswerable), written as ``null_odds.json``; the answer is the best non-null text when ``score <
 threshold`` (or with no threshold), else "". A question whose paragraph failed the alignment has no window: v1
 answers "empty", v2 answers "" with the official null score 1e6.

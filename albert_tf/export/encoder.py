@@ -1,8 +1,8 @@
 """Reusable encoder and preprocessor SavedModels: the TF2 counterpart of the official ``export_to_tfhub.py``.
 
 The official script wrote a TF1 Hub module whose ``tokens`` signature took ``input_ids`` / ``input_mask`` /
-``segment_ids`` (spec section 6). TF2 users load encoders as a pair of SavedModels in the TF-Hub / Model Garden
-"reusable SavedModel" layout instead, and that is what this module writes:
+``segment_ids`` (official ``export_to_tfhub.py``). TF2 users load encoders as a pair of SavedModels in the TF-Hub /
+Model Garden "reusable SavedModel" layout instead, and that is what this module writes:
 
 * **Encoder** (:func:`export_encoder`): inputs ``input_word_ids``, ``input_mask``, ``input_type_ids`` (int32
   ``[B, S]``), outputs ``pooled_output`` ``[B, H]`` and ``sequence_output`` ``[B, S, H]`` (float32).
@@ -42,7 +42,7 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
-from albert_tf.data import files as _fs
+from albert_tf import files as _fs
 from albert_tf.export.serving import TEXT_SIGNATURE, make_preprocessor, refuse_non_empty, write_savedmodel_atomic
 
 ENCODER_INPUTS = ("input_word_ids", "input_mask", "input_type_ids")
@@ -120,7 +120,7 @@ def export_encoder(
     config = getattr(encoder, "config", None)
     if config is None or not hasattr(config, "to_json_string"):
         raise TypeError(f"export_encoder needs an AlbertEncoder (with .config), got {type(encoder).__name__}")
-    if spm_model_file is not None and not tf.io.gfile.exists(spm_model_file):
+    if spm_model_file is not None and not _fs.exists(spm_model_file):
         raise FileNotFoundError(f"spm_model_file not found: {spm_model_file}")
     refuse_non_empty(export_dir)
 
@@ -162,9 +162,9 @@ def export_encoder(
     # filesystem, so an export to gs:// (or ram://) writes nothing on the local disk.
     scratch = f"ram://albert_export_scratch-{os.getpid()}-{uuid.uuid4().hex}"
     config_path = posixpath.join(scratch, CONFIG_ASSET)
-    tf.io.gfile.makedirs(scratch)
+    _fs.makedirs(scratch)
     try:
-        with tf.io.gfile.GFile(config_path, "w") as f:
+        with _fs.open_file(config_path, "w") as f:
             f.write(config.to_json_string())
         root.albert_config_file = tf.saved_model.Asset(config_path)
         if spm_model_file is not None:

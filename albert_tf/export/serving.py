@@ -44,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from albert_tf.data import files as _fs
+from albert_tf import files as _fs
 from albert_tf.data.batching import DEFAULT_BUCKET_LENGTHS, bucket_boundaries, trim_batch
 
 TEXT_SIGNATURE = "serving_default"
@@ -66,22 +66,19 @@ def write_savedmodel_atomic(export_dir: str, write: Callable[[str], Any], info: 
     Why: TF Serving and ``tf.saved_model.load`` must never see a directory that holds a graph without its
     variables (TF Serving also ignores the non-numeric temporary name beside its version directories); the rename
     is the commit point, and a failure removes the temporary directory. Every export of the package goes through
-    here. Directory moves and deletions go through :mod:`albert_tf.data.files`, which also handles ``ram://``.
+    here. Directory moves and deletions go through :mod:`albert_tf.files`, which also handles ``ram://``.
     """
-    import tensorflow as tf
-
-    fs = tf.io.gfile
     export_dir = export_dir.rstrip("/") or export_dir
     refuse_non_empty(export_dir)
     tmp = f"{export_dir}.tmp-{os.getpid()}"
     _fs.rmtree(tmp)
     try:
         write(tmp)
-        fs.makedirs(posixpath.join(tmp, posixpath.dirname(EXPORT_INFO)))
-        with fs.GFile(posixpath.join(tmp, EXPORT_INFO), "w") as f:
+        _fs.makedirs(posixpath.join(tmp, posixpath.dirname(EXPORT_INFO)))
+        with _fs.open_file(posixpath.join(tmp, EXPORT_INFO), "w") as f:
             f.write(json.dumps(dict(info), indent=1, sort_keys=True) + "\n")
         refuse_non_empty(export_dir)  # another writer may have claimed it meanwhile
-        if fs.isdir(export_dir):
+        if _fs.isdir(export_dir):
             _fs.rmtree(export_dir)  # an empty directory the user created beforehand
         _fs.rename_dir(tmp, export_dir)
     except BaseException:
@@ -264,7 +261,6 @@ def run_tf1_session(
 
 def load_export_info(export_dir: str) -> dict[str, Any]:
     """The JSON written beside the SavedModel (labels, signature inputs, task metadata); local or ``gs://``."""
-    import tensorflow as tf
 
-    with tf.io.gfile.GFile(os.path.join(export_dir, EXPORT_INFO), "rb") as f:
+    with _fs.open_file(os.path.join(export_dir, EXPORT_INFO), "rb") as f:
         return json.loads(f.read().decode("utf-8"))

@@ -50,7 +50,8 @@ from typing import Any
 
 import numpy as np
 
-from albert_tf.data import files
+from albert_tf import files
+from albert_tf import files as _fs
 from albert_tf.export.serving import EXPORT_INFO, IDS_SIGNATURE
 
 DEFAULT_FILENAME = "model.tflite"
@@ -72,12 +73,11 @@ def _import_tensorflow() -> Any:
 
 def export_seq_length(saved_model_dir: str) -> int | None:
     """The ``max_seq_length`` recorded in ``assets.extra/albert_export.json`` of an export, or None."""
-    import tensorflow as tf
 
     path = posixpath.join(saved_model_dir, EXPORT_INFO)
-    if not tf.io.gfile.exists(path):
+    if not _fs.exists(path):
         return None
-    with tf.io.gfile.GFile(path, "r") as f:
+    with _fs.open_file(path, "r") as f:
         value = json.load(f).get("max_seq_length")
     return None if value is None else int(value)
 
@@ -213,9 +213,8 @@ def _check_names(signature_key: str, needed: Iterable[str], given: Iterable[str]
 
 
 def _runner(path: str, signature_key: str) -> Any:
-    import tensorflow as tf
 
-    with tf.io.gfile.GFile(path, "rb") as f:
+    with _fs.open_file(path, "rb") as f:
         interpreter = _interpreter(f.read())
     signatures = interpreter.get_signature_list()
     if signature_key not in signatures:

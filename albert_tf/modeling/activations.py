@@ -2,7 +2,7 @@
 
 The official ``gelu`` is the tanh approximation
 ``0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))`` (Hugging Face calls it ``gelu_new``);
-users hit the wrong variant in ports (spec section 9 item 16), so the exact erf form is only
+users hit the wrong variant in ports (huggingface/transformers#2395), so the exact erf form is only
 available under the explicit name ``gelu_exact``.
 """
 

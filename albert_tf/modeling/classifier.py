@@ -1,4 +1,4 @@
-"""AlbertClassifier: the official ``run_classifier.py`` model (spec 4.1).
+"""AlbertClassifier: the official ``run_classifier.py`` model (``classifier_utils.py: create_model``).
 
 ``pooled_output -> dropout(classifier_dropout, training only) -> logits = x W + b``, with
 ``num_labels = 1`` meaning regression (STS-B: the squeezed logit is the score, mean squared

@@ -1,4 +1,5 @@
-"""Pretraining losses and metrics exactly as the official ``run_pretraining.py`` (spec 3.3).
+"""Pretraining losses and metrics exactly as the official ``run_pretraining.py`` (``get_masked_lm_output``,
+``get_sentence_order_output``).
 
 * MLM: ``sum(w * nll) / (sum(w) + 1e-5)`` over the masked positions, ``w`` = masked_lm_weights.
 * SOP: mean softmax cross-entropy; label 0 = segments in order.

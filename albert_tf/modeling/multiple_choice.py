@@ -1,4 +1,4 @@
-"""AlbertMultipleChoice: the official RACE model (spec 4.3, ``albert/race_utils.py`` ``create_model``).
+"""AlbertMultipleChoice: the official RACE model (official ``race_utils.py: create_model``).
 
 Each example holds ``num_choices`` (4 for RACE) token sequences ``[CLS] article [SEP] question+option [SEP]``.
 The official model flattens them to ``[B * num_choices, L]``, runs ALBERT, takes the pooled output, applies

@@ -1,4 +1,5 @@
-"""AlbertSquad: the official SQuAD v1.1 and v2.0 models (spec 4.2, ``albert/squad_utils.py``).
+"""AlbertSquad: the official SQuAD v1.1 and v2.0 models (official ``squad_utils.py: create_v1_model /
+create_v2_model``).
 
 **v1** (``create_v1_model``): ``logits = sequence_output . W^T + b`` with ``W`` [2, H] and ``b`` [2]
 (``cls/squad/output_weights`` / ``cls/squad/output_bias``), row 0 the start and row 1 the end logits.

@@ -4,44 +4,13 @@ Every pretraining run of one budget has the same model size (bar the varied fact
 mode in Table 4, the sentence task in Table 5), batch, sequence length and learning rate. Table 5's three runs
 share one step count (``table5_steps``) and the six runs of Tables 3 and 4 another (``ablation_steps``), so each
 table compares runs at equal steps. Table 5 gets the longer schedule: SOP on real text is the finding that needs
-the most training to appear, and at this model size it does not appear within a CPU budget. Measured on a 2-core
-AMD EPYC VM:
+the most training to appear. ``long_sop_steps`` adds one longer SOP run beside Table 5 to show its curve.
 
-* 1800 steps (the checked-in run of 2026-11-25): held-out SOP 54.4 against a majority class of 50.5.
-* 3000 steps, the same SOP run with the schedule stretched (``long_sop_steps``, the ``sop_long`` run beside
-  Table 5; made 2026-11-26, 39 min): 53.7 / 51.0 / 52.7 / 56.4 / 54.6 / 54.9 at steps 500-3000 (+4.4 at the
-  end), held-out MLM 12.2 -> 15.2%, flat at 14.5-15.2% from step 1500 on (MLM loss ~6.0); the SOP model on
-  held-out NSP 51.1 (majority 52.2). 1.7x the steps add half a point: far from enough (see below for how many
-  sequences SOP needs). That the curve is this slow is not this code's doing: ``benchmarks/pretraining_parity.py``
-  trains Hugging Face's torch ALBERT on the same records with the same update, and it follows the same curve
-  (held-out MLM 12.5% against our 12.0% at step 600, one seed each).
-* 16,000 steps at batch 32 and 8,000 at batch 128 of that transformers model on the same records, on a GPU
-  (``pretraining_parity.py --torch_only``, 2026-11-26): held-out MLM stays at 15-16% and its loss rises from step
-  4,000 on (the 60,705 twice-masked records come round again and again: overfitting); held-out SOP peaks at 60.0.
-  With ``dupe_factor=5`` (150,446 records of the same text) the held-out MLM loss keeps falling and MLM accuracy
-  leaves the plateau at step 12,000 (19.6% at 14,000); SOP peaks at 60.2.
-* The same model at batch 128 and the ``medium`` budget's own SOP run (dupe 4, H 512, 6 layers, batch 64), both in
-  that transformers restatement on a GPU (``--budget medium``, 2026-11-26): SOP 61.3 at step 3,000 of batch 128
-  with MLM still at 16.2% (MLM leaves the plateau after: 26.3% at 6,000); ``medium`` holds 59.1-61.7 from step
-  4,000 to 9,000 while its MLM climbs from 16% to 24%, and a replica differs by 2.6 points at step 4,000. So SOP
-  does not wait for the MLM escape: it levels off at ~60-62 (+10 +- 2) after 200-400k sequences in every run that
-  does not overfit, small or medium. This budget would need ~200k sequences per SOP run (~3.5x table5_steps, ~2 h
-  of CPU for Table 5) to reach that level; ``medium`` reaches it, on a GPU with TensorFlow.
-* albert-tf itself, this budget's model on the dupe-4 records at batch 32 on this CPU
-  (``pretraining_parity.py --albert_tf_only --dupe_factor 4 --steps 7000``, stopped after step 6,000 for time):
-  held-out SOP 53.4 / 55.4 / 57.8 / 56.4 / 56.8 / 59.2 at steps 1,000-6,000, MLM flat at ~15.5%: 6,000 steps (3.3x
-  table5_steps) reach +8.7, on the transformers curve.
-* 600-step calibration (2026-11-26): LAMB learning rate 1e-3 reached held-out MLM 7.1% against 12.0% at 4e-3 and
-  12.1% at 1e-2 (SOP 52.4 / 52.7 / 53.0), so 4e-3 stays; AdamW 1e-3 was behind LAMB 4e-3 at step 200 (6.2 vs 8.8).
-
-Time estimates are for the whole command (data, 10 pretraining runs, their evaluations, 3 fine-tunings, Table 1).
-``small`` was sized from measured speed on a 2-core AMD EPYC VM (TensorFlow 2.21, CPU): the small model (E 128,
-H 256, 4 layers, seq 128, batch 32) trained at 0.4 s per step with its held-out evaluations on a quiet machine and
-0.6-1.2 s with other jobs beside it (0.78 s per step in the 3000-step run above, beside benchmarks). 3 x 1800 + 6 x
-500 + 3000 = 11400 steps: ~76 min at 0.4 s, ~114 min at 0.6 s; held-out evaluations ~8-12 min, fine-tuning ~4-6
-min, data and Table 1 ~2 min: about 1 h 35 min on a quiet machine. Run it on a machine nobody else is loading.
-After a change to Table 5's settings, ``--reuse_results=reproduction/results.json`` takes the runs whose settings
-did not change from the checked-in results (Tables 3 and 4, the long SOP run), so only Table 5 runs again.
+Each budget's ``estimate`` is the expected wall time of the whole command (data, pretraining runs, their
+evaluations, fine-tunings, Table 1) and names the machine it was estimated on. How the step counts and the learning
+rate were chosen, with the measured runs behind them, is in ``docs/reproduction-budgets.md``. After a change to one
+part's settings, ``--reuse_results=reproduction/results.json`` takes the runs whose settings did not change from the
+checked-in results, so only the changed part runs again.
 """
 
 from __future__ import annotations

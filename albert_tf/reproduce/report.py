@@ -175,8 +175,8 @@ def _table1(results: dict) -> list[str]:
     out += [
         "",
         "Reproduced for base, large and xlarge (12M, 18M, 60M). ALBERT-xxlarge measures 223M where the paper says "
-        "235M; the released xxlarge configuration gives 223M (spec 1.1), so the paper's figure does not match its "
-        "own configuration.",
+        "235M; the released xxlarge configuration gives 223M (its albert_config.json), so the paper's figure does not "
+        "match its own configuration.",
         "",
         f"![Table 1]({ASSETS_DIR}/table1_params.png)",
         "",
@@ -317,21 +317,14 @@ def sop_budget_estimate(curve: list[dict], majority: float, budget: dict) -> str
             f"steps at this model size and batch, {needed / last_step:.1f}x this run's. {LONGER_RUNS_NOTE}")
 
 
-# Measured outside this command (no TensorFlow on the GPU machine that ran it): benchmarks/README.md, "Longer runs
-# on a GPU", and benchmarks/results/pretraining_parity_gpu_long.json.
+# The longer runs behind this estimate were made outside this command (no TensorFlow on the GPU machine that ran
+# them); their figures live in the documents named here, not in the code.
 LONGER_RUNS_NOTE = (
-    "Longer runs of the `small` and `medium` budgets' models (transformers' ALBERT with the same update on a GPU, "
-    "one seed each, 2026-11-26; benchmarks/README.md, \"Longer runs on a GPU\") say what it takes. Six of the seven "
-    "that saw more than 200k training sequences reach 60.0-62.5 on held-out SOP (+9.5 to +12.0 over the majority "
-    "class) after 200-400k sequences and then stay flat, model small or medium, whether or not MLM has left the "
-    "frequent-token plateau: the `medium` budget's own SOP run holds 59.1-61.7 from step 4,000 to 9,000 while its "
-    "MLM accuracy climbs from 16% to 24%, and the `small` model at batch 128 reaches 61.3 at step 3,000 with MLM "
-    "at 16%. Replicas of one run differ by 2.6 points. So +10 is where SOP levels off at this scale, not a margin "
-    "it clears: the `small` budget would need ~200k sequences per SOP run (~3.5x its Table 5 runs, ~2 h of CPU "
-    "for Table 5 alone) to get there, and `medium` (640k per run, a GPU with TensorFlow) gets there in that "
-    "restatement; albert-tf itself, this model on the same four-times-masked records on 2 CPU cores, reached 59.2 "
-    "(+8.7) at step 6,000 of batch 32, on the same curve. Whether more text would lift SOP further is not "
-    "measured: these runs use all the text ../shared/data holds."
+    "Longer runs of the `small` and `medium` budgets' models, in transformers' ALBERT with the same update on a GPU "
+    "and in albert-tf on 2 CPU cores (benchmarks/README.md, \"Longer runs on a GPU\"; docs/reproduction-budgets.md), "
+    "say what it takes: held-out SOP rises for the first 200-400k training sequences and then stays flat, so +10 is "
+    "where SOP levels off at this scale, not a margin it clears, and the `small` budget's Table 5 runs see a fraction "
+    "of those sequences."
 )
 
 

@@ -1,6 +1,6 @@
-"""The GLUE job behind ``run_classifier`` (spec 4.1): one task on the shared runner skeleton.
+"""The GLUE job behind ``run_classifier`` (official ``classifier_utils.py``): one task on the shared runner skeleton.
 
-What the official runner does, with its user complaints fixed (spec section 9, items 7, 8, 14):
+What the official runner does, with its user complaints fixed (google-research/albert#230, #132, #123, #269, #224):
 
 * Everything is validated before any long work: task name, config vs ``max_seq_length``, tokenizer vs
   config, every TSV the requested modes read (``GlueDataError`` names file and line), and ``output_dir``
@@ -26,19 +26,15 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
+from albert_tf import files as _fs
 from albert_tf.config import AlbertConfig
 from albert_tf.data import glue
-from albert_tf.data.files import write_text_atomic
 from albert_tf.evaluation import glue_metrics
 from albert_tf.export.serving import export_classifier
+from albert_tf.files import write_text_atomic
 from albert_tf.modeling.classifier import AlbertClassifier, classification_per_example_loss, classifier_logits
 from albert_tf.tasks.base import (
-    EVAL,
-    PREDICT,
-    TRAIN,
     FineTuningOptions,
-    Task,
-    TaskError,
     export_metadata,
     input_buckets,
     load_albert_config,
@@ -47,8 +43,10 @@ from albert_tf.tasks.base import (
     warn_random_initialisation,
 )
 from albert_tf.tokenization import AlbertPreprocessor, FullTokenizer
+from albert_tf.training import experiment
 from albert_tf.training.experiment import run_experiment, validate_options
 from albert_tf.training.run_config import ExperimentConfig, RunOptions
+from albert_tf.training.task import EVAL, PREDICT, TRAIN, Task, TaskError
 
 MODEL_INPUTS = ("input_ids", "input_mask", "segment_ids")
 # Tasks that share a model: MNLI-mismatched and the AX diagnostic are evaluated/predicted with an MNLI model.
@@ -248,7 +246,7 @@ class GlueTask(Task):
             values = logits.reshape(-1, 1)
         else:
             values = tf.nn.softmax(logits, axis=-1).numpy()
-        tf.io.gfile.makedirs(results_dir)
+        _fs.makedirs(results_dir)
         results = os.path.join(results_dir, "test_results.tsv")
         write_text_atomic(results, "".join("\t".join(f"{v:.6f}" for v in row) + "\n" for row in values))
         rows = glue.submission_rows(self.processor, test.examples, values)
@@ -282,4 +280,5 @@ def export_checkpoint(checkpoint: str, export_dir: str, **options: Any) -> str:
     ``options`` are the GLUE options (task_name, albert_config_file, spm_model_file, max_seq_length, ...).
     """
     config = make_config(output_dir=export_dir, export_dir=export_dir, predict_checkpoint=checkpoint, **options)
-    return run(config)["export_dir"]
+    task = GlueTask.from_options(config.task, config.run)
+    return experiment.export_checkpoint(task, checkpoint, export_dir)

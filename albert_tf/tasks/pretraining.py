@@ -1,4 +1,5 @@
-"""The pretraining job: AlbertPretrainer + MLM/SOP losses (spec 3.3) on official-format TFRecords.
+"""The pretraining job: AlbertPretrainer + MLM/SOP losses (``get_masked_lm_output``, ``get_sentence_order_output``) on
+official-format TFRecords.
 
 ``masked_lm_budget`` > 0 re-masks the records online, every time one is read
 (``albert_tf.data.pretraining.online_masking``: what the official flag was meant to do; officially it is broken).
@@ -30,11 +31,11 @@ from albert_tf.data.pretraining.online_masking import OnlineMaskingConfig
 from albert_tf.data.pretraining.schema import MODEL_INPUTS
 from albert_tf.modeling import AlbertPretrainer
 from albert_tf.modeling.losses import per_example_pretraining_metrics, pretraining_losses
-from albert_tf.tasks.base import EVAL, TRAIN, Task, TaskError
 from albert_tf.training.experiment import run_experiment, validate_options
 from albert_tf.training.run_config import ExperimentConfig
+from albert_tf.training.task import EVAL, TRAIN, Task, TaskError
 
-# The official run_pretraining defaults of the shared trainer options (spec 3.1).
+# The official run_pretraining defaults of the shared trainer options (official ``run_pretraining.py``).
 TRAINER_DEFAULTS = {
     "optimizer": "lamb",
     "learning_rate": 0.00176,

@@ -1,4 +1,4 @@
-"""The RACE job behind ``run_race`` (spec 4.3): one task on the shared runner skeleton.
+"""The RACE job behind ``run_race`` (official ``race_utils.py``): one task on the shared runner skeleton.
 
 Reader and features: ``albert_tf.data.race``; model and loss: ``albert_tf.modeling.multiple_choice``; scoring:
 ``albert_tf.evaluation.race_metrics``. What the official ``run_race.py`` does, with its problems fixed:
@@ -27,23 +27,22 @@ from typing import Any
 import numpy as np
 from absl import logging
 
+from albert_tf import files as _fs
 from albert_tf.data import race as race_data
-from albert_tf.data.files import write_text_atomic
 from albert_tf.evaluation.race_metrics import LETTERS, race_accuracy
+from albert_tf.files import write_text_atomic
 from albert_tf.tasks.base import (
-    EVAL,
-    PREDICT,
-    TRAIN,
     FineTuningOptions,
     FineTuningTask,
-    TaskError,
     export_metadata,
     input_buckets,
     load_albert_config,
     load_tokenizer,
 )
+from albert_tf.training import experiment
 from albert_tf.training.experiment import run_experiment, validate_options
 from albert_tf.training.run_config import ExperimentConfig, RunOptions
+from albert_tf.training.task import EVAL, PREDICT, TRAIN, TaskError
 
 MODEL_INPUTS = ("input_ids", "input_mask", "segment_ids")
 NUM_CHOICES = 4
@@ -52,7 +51,7 @@ SPLITS = {TRAIN: "train", EVAL: "dev", PREDICT: "test"}
 
 @dataclasses.dataclass
 class RaceOptions(FineTuningOptions):
-    """The RACE task's own ``run_race`` flags (official names and defaults, spec 4.3)."""
+    """The RACE task's own ``run_race`` flags (official names and defaults, official ``race_utils.py``)."""
 
     data_dir: str = ""
     task_name: str = "race"
@@ -226,7 +225,7 @@ class RaceTask(FineTuningTask):
         rows = ["id\tprediction\t" + "\t".join(f"probability_{c}" for c in LETTERS[:NUM_CHOICES])]
         for example, p in zip(examples, probabilities):
             rows.append(f"{example.example_id}\t{LETTERS[int(np.argmax(p))]}\t" + "\t".join(f"{v:.6f}" for v in p))
-        tf.io.gfile.makedirs(results_dir)
+        _fs.makedirs(results_dir)
         path = os.path.join(results_dir, "predictions.tsv")
         write_text_atomic(path, "\n".join(rows) + "\n")
         summary: dict[str, Any] = {"predictions": path, "num_questions": len(examples)}
@@ -263,4 +262,5 @@ def export_checkpoint(checkpoint: str, export_dir: str, **options: Any) -> str:
     """
     options = {"do_train": False, "do_eval": False, **options}
     config = make_config(output_dir=export_dir, export_dir=export_dir, predict_checkpoint=checkpoint, **options)
-    return run(config)["export_dir"]
+    task = RaceTask.from_options(config.task, config.run)
+    return experiment.export_checkpoint(task, checkpoint, export_dir)

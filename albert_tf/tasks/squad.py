@@ -1,8 +1,8 @@
-"""The SQuAD 1.1 / 2.0 job behind ``run_squad`` (spec 4.2): one task on the shared runner skeleton.
+"""The SQuAD 1.1 / 2.0 job behind ``run_squad`` (official ``squad_utils.py``): one task on the shared runner skeleton.
 
 Reader and features: ``albert_tf.data.squad``; model and loss: ``albert_tf.modeling.squad``; post-processing:
 ``albert_tf.evaluation.squad_predictions``; scoring: ``albert_tf.evaluation.squad_metrics``. This module only
-wires them to the hooks of ``tasks/base.py``:
+wires them to the hooks of the task contract (``training/task.py``):
 
 * One window of a question is one row of the input pipeline; the evaluation outputs of every window (with its
   ``unique_ids``) are gathered over the whole file and :meth:`SquadTask.aggregate` maps them back to questions,
@@ -46,23 +46,17 @@ from typing import Any
 import numpy as np
 from absl import logging
 
+from albert_tf import files as _fs
 from albert_tf.data import squad as squad_data
-from albert_tf.data.files import write_text_atomic
 from albert_tf.evaluation import squad_metrics
 from albert_tf.evaluation.squad_predictions import SquadPredictions, is_max_context, postprocess
-from albert_tf.tasks.base import (
-    PREDICT,
-    TRAIN,
-    FineTuningOptions,
-    FineTuningTask,
-    TaskError,
-    export_metadata,
-    input_buckets,
-    load_albert_config,
-)
+from albert_tf.files import write_text_atomic
+from albert_tf.tasks.base import FineTuningOptions, FineTuningTask, export_metadata, input_buckets, load_albert_config
 from albert_tf.tokenization import FullTokenizer
+from albert_tf.training import experiment
 from albert_tf.training.experiment import run_experiment, validate_options
 from albert_tf.training.run_config import ExperimentConfig, RunOptions
+from albert_tf.training.task import PREDICT, TRAIN, TaskError
 
 MODEL_INPUTS = ("input_ids", "input_mask", "segment_ids")
 
@@ -109,7 +103,8 @@ def run(config: ExperimentConfig) -> dict[str, Any]:
 
 
 def load_tokenizer(options: SquadOptions) -> FullTokenizer:
-    """SQuAD is SentencePiece only (spec 4.2): the character alignment works on SentencePiece pieces."""
+    """SQuAD is SentencePiece only (official ``squad_utils.py``): the character alignment works on SentencePiece
+    pieces."""
     if not options.spm_model_file:
         which = " (--vocab_file is WordPiece: not supported for SQuAD)" if options.vocab_file else ""
         raise TaskError(f"--spm_model_file is required: SQuAD features are SentencePiece only{which}")
@@ -353,10 +348,9 @@ class SquadTask(FineTuningTask):
 
     def write_predictions(self, outputs: dict[str, np.ndarray], results_dir: str) -> dict[str, Any]:
         """``predictions.json``, ``nbest_predictions.json`` and (v2) ``null_odds.json``; scores when gold exists."""
-        import tensorflow as tf
 
         predictions = self._predictions(outputs)
-        tf.io.gfile.makedirs(results_dir)
+        _fs.makedirs(results_dir)
         files = write_prediction_files(results_dir, predictions, self.options.null_score_diff_threshold)
         summary: dict[str, Any] = {"files": files, "num_questions": len(predictions.best_text)}
         if any(e.answers or e.is_impossible for e in self.predict_examples):
@@ -396,7 +390,8 @@ def export_checkpoint(checkpoint: str, export_dir: str, **options: Any) -> str:
     """
     options = {"do_train": False, "do_eval": False, "do_predict": False, **options}
     config = make_config(output_dir=export_dir, export_dir=export_dir, predict_checkpoint=checkpoint, **options)
-    return run(config)["export_dir"]
+    task = SquadTask.from_options(config.task, config.run)
+    return experiment.export_checkpoint(task, checkpoint, export_dir)
 
 
 def write_prediction_files(results_dir: str, predictions: SquadPredictions, null_threshold: float) -> list[str]:

@@ -1,7 +1,8 @@
 """ALBERT tokenization: the official SentencePiece / WordPiece tokenizers in Python and an in-graph Keras layer.
 
 * :class:`FullTokenizer` -- Python tokenizer (SentencePiece model or WordPiece vocab), official ids.
-* :func:`preprocess_text`, :func:`encode_pieces`, :func:`encode_ids` -- the official helpers (spec section 5).
+* :func:`preprocess_text`, :func:`encode_pieces`, :func:`encode_ids` -- the official helpers (official
+``tokenization.py``).
 * :class:`AlbertPreprocessor` -- Keras layer, raw strings -> ``input_ids``/``input_mask``/``segment_ids``
   (imported lazily: it needs TensorFlow and tensorflow-text; the Python tokenizer does not).
 """

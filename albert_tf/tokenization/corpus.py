@@ -15,6 +15,7 @@ import posixpath
 import re
 from collections.abc import Iterator
 
+from albert_tf import files as _fs
 from albert_tf.tokenization.sentencepiece_tokenizer import read_file_bytes
 
 __all__ = ["corpus_files", "decode_text_file", "iter_lines", "split_lines"]
@@ -23,15 +24,10 @@ _NEWLINE = re.compile(r"\r\n|\r|\n")
 
 
 def _remote_files(path: str) -> list[str]:
-    """:func:`corpus_files` of one ``scheme://`` file or folder, through ``tf.io.gfile``."""
-    import tensorflow as tf
-
-    fs = tf.io.gfile
-    if fs.isdir(path):
-        found = [posixpath.join(root, name) for root, _, names in fs.walk(path) for name in names
-                 if not name.startswith(".")]
-        return sorted(found)
-    if fs.exists(path):
+    """:func:`corpus_files` of one ``scheme://`` file or folder, through :mod:`albert_tf.files`."""
+    if _fs.isdir(path):
+        return [f for f in _fs.list_tree(path) if not posixpath.basename(f).startswith(".")]
+    if _fs.exists(path):
         return [path]
     raise FileNotFoundError(f"{path}: no such file or folder (expected text files or folders of them)")
 

@@ -1,6 +1,7 @@
 """``FullTokenizer``: the official ALBERT tokenizer (SentencePiece or WordPiece), with the user complaints fixed.
 
-Differences from the official class (spec section 5 and section 9 items 9, 19), each documented and switchable:
+Differences from the official class (official ``tokenization.py``; google-research/albert#88, #249 and PR #4), each
+documented and switchable:
 
 * In SentencePiece mode ``tokenize(text)`` applies ``preprocess_text(text, lower=do_lower_case)`` itself; the
   official ignores ``do_lower_case`` and expects callers to pre-process (google-research/albert#88). Code that has

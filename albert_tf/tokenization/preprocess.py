@@ -1,4 +1,4 @@
-"""Text pre-processing exactly as the official ALBERT ``tokenization.preprocess_text`` (spec section 5).
+"""Text pre-processing exactly as the official ALBERT ``tokenization.preprocess_text`` (official ``tokenization.py``).
 
 The official function, as it behaves under Python 3:
 
@@ -9,7 +9,8 @@ The official function, as it behaves under Python 3:
 3. ``lower()`` when ``lower`` is true (full Unicode lower-casing, including the Greek final-sigma rule);
 4. no quote normalisation: `````` and ``''`` stay as they are (XLNet and Hugging Face map them to ``"``).
 
-``keep_accents=True`` (spec section 9, item 19: non-Latin languages lose their diacritics) skips step 2 entirely,
+``keep_accents=True`` (google-research/albert PR #4 adds --do_uncased for Vietnamese: non-Latin languages lose their
+diacritics) skips step 2 entirely,
 as Hugging Face's ``AlbertTokenizer(keep_accents=True)`` does; the SentencePiece model's own ``nmt_nfkc``
 normaliser still runs inside the model.
 """

@@ -1,4 +1,4 @@
-"""SentencePiece encoding as the official ALBERT ``encode_pieces`` / ``encode_ids`` (spec section 5).
+"""SentencePiece encoding as the official ALBERT ``encode_pieces`` / ``encode_ids`` (official ``tokenization.py``).
 
 The official ``encode_pieces`` re-encodes every piece that is longer than one character, ends in "," and has a
 digit before the comma: ``sp.EncodeAsPieces(piece[:-1] without "▁")`` followed by "," as its own piece. The branch
@@ -17,6 +17,7 @@ import os
 
 import sentencepiece as spm
 
+from albert_tf import files as _fs
 from albert_tf.tokenization.preprocess import printable_text
 
 __all__ = [
@@ -40,7 +41,8 @@ _ALLOWED = _ENGLISH_CHARS | _SPECIAL_PIECES
 
 
 def is_start_piece_sp(piece: str) -> bool:
-    """Official SentencePiece start-piece rule (spec 2.2 step 4): does ``piece`` start a new word?
+    """Official SentencePiece start-piece rule (official ``create_pretraining_data.py: create_masked_lm_predictions``):
+    does ``piece`` start a new word?
 
     True when the piece starts with "▁" or "<", is one of the official punctuation pieces, or contains any
     character whose ``lower()`` is outside [a-z] and that punctuation set (so digits, non-English letters,
@@ -62,9 +64,8 @@ def read_file_bytes(path: str | os.PathLike) -> bytes:
     ``create_pretraining_data`` that build one, never import TensorFlow."""
     path = os.fspath(path)
     if "://" in path:
-        import tensorflow as tf  # only for remote paths; keeps the python tokenizer import light
 
-        with tf.io.gfile.GFile(path, "rb") as f:
+        with _fs.open_file(path, "rb") as f:
             return f.read()
     with open(path, "rb") as f:
         return f.read()

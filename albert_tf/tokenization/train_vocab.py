@@ -1,4 +1,4 @@
-r"""Train an ALBERT SentencePiece vocabulary with the official ``spm_train`` settings (spec section 5).
+r"""Train an ALBERT SentencePiece vocabulary with the official ``spm_train`` settings (official ``tokenization.py``).
 
 The official models were built with::
 
@@ -19,7 +19,8 @@ This command uses those values as flag defaults (same flag names), so the ids co
 * the result is loaded with ``FullTokenizer`` and its special ids checked before the command reports success;
 * inputs and ``--model_prefix`` may be on any TensorFlow filesystem (``gs://``): inputs are read through
   ``tf.io.gfile``. SentencePiece's trainer can only write local files, so for a ``scheme://`` prefix it trains into
-  a local temporary directory (removed afterwards) and the ``.model`` / ``.vocab`` are copied with ``tf.io.gfile``.
+  a local temporary directory (removed afterwards) and the ``.model`` / ``.vocab`` are copied with
+  :mod:`albert_tf.files`.
 
 Example::
 
@@ -31,11 +32,12 @@ from __future__ import annotations
 
 import collections
 import contextlib
-import functools
 import os
 import re
 import tempfile
 from collections.abc import Iterator
+
+from albert_tf import files as _fs
 
 __all__ = ["train_vocab"]
 
@@ -77,18 +79,10 @@ def train_vocab(
     files = corpus_files(inputs)  # raises before any work if an input is missing
     model_prefix = os.fspath(model_prefix)
     remote = "://" in model_prefix
-    if remote:
-        import tensorflow as tf
-
-        fs = tf.io.gfile
-        prefix_dir = os.path.dirname(model_prefix)
-        exists, isdir, makedirs = fs.exists, fs.isdir, fs.makedirs
-    else:
-        prefix_dir = os.path.dirname(os.path.abspath(model_prefix))
-        exists, isdir, makedirs = os.path.exists, os.path.isdir, functools.partial(os.makedirs, exist_ok=True)
-    if exists(prefix_dir) and not isdir(prefix_dir):
+    prefix_dir = os.path.dirname(model_prefix) if remote else os.path.dirname(os.path.abspath(model_prefix))
+    if _fs.exists(prefix_dir) and not _fs.isdir(prefix_dir):
         raise FileNotFoundError(f"--model_prefix {model_prefix}: {prefix_dir} is a file, not a folder")
-    makedirs(prefix_dir)  # like every other output flag: the folder is created
+    _fs.makedirs(prefix_dir)  # like every other output flag: the folder is created
     control_symbols = OFFICIAL_CONTROL_SYMBOLS if control_symbols is None else control_symbols
     user_defined_symbols = OFFICIAL_USER_DEFINED_SYMBOLS if user_defined_symbols is None else user_defined_symbols
 
@@ -125,7 +119,7 @@ def train_vocab(
                max_sentence_length=max_sentence_length, num_threads=num_threads)
         if remote:
             for suffix in (".model", ".vocab"):
-                fs.copy(local_prefix + suffix, model_prefix + suffix, overwrite=True)
+                _fs.copy(local_prefix + suffix, model_prefix + suffix)
     tok = FullTokenizer(spm_model_file=f"{model_prefix}.model", do_lower_case=do_lower_case)
     first = tok.convert_ids_to_tokens(range(5))
     official_layout = control_symbols == OFFICIAL_CONTROL_SYMBOLS and (pad_id, unk_id) == (0, 1)

@@ -1,4 +1,5 @@
-"""WordPiece tokenization for vocab-file models (the Chinese ALBERT releases), as the official code (spec section 5).
+"""WordPiece tokenization for vocab-file models (the Chinese ALBERT releases), as the official code (official
+``tokenization.py``).
 
 * ``load_vocab``: first whitespace-separated field of every line; a blank line becomes " "; a duplicate is skipped
   and does not consume an id (ids are ``len(vocab)`` at insertion, as the official).
@@ -109,7 +110,8 @@ def is_chinese_char(cp: int) -> bool:
 
 
 def is_start_piece_wordpiece(piece: str) -> bool:
-    """WordPiece start-piece rule (spec 2.2): every piece that does not start with "##"."""
+    """WordPiece start-piece rule (official ``create_pretraining_data.py: create_masked_lm_predictions``): every piece
+    that does not start with "##"."""
     return not piece.startswith("##")
 
 

@@ -1,6 +1,7 @@
 """Training: the official optimizers and schedule, the one tf.distribute trainer and the runner skeleton.
 
-* ``optimizers``: ``AdamWeightDecay``, ``LAMB`` (spec 3.4), ``create_optimizer``.
+* ``optimizers``: ``AdamWeightDecay``, ``LAMB`` (official ``optimization.py``, ``lamb_optimizer.py``),
+``create_optimizer``.
 * ``schedules``: ``WarmupPolynomialDecay`` (warmup that replaces a polynomial decay to 0).
 * ``strategy``: ``make_strategy`` for ``--strategy`` one_device | mirrored | multi_worker_mirrored | tpu.
 * ``trainer``: ``Trainer`` / ``TrainerConfig``: train, evaluate and predict any task under any strategy.

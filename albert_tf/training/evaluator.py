@@ -13,11 +13,11 @@ import json
 import os
 from typing import Any
 
-import tensorflow as tf
 from absl import logging
 
+from albert_tf import files as _fs
 from albert_tf.checkpoints import trainer_layout
-from albert_tf.data.files import write_text_atomic
+from albert_tf.files import write_text_atomic
 from albert_tf.training.run_dir import read_json, write_json
 
 
@@ -31,7 +31,7 @@ class CheckpointEvaluator:
         self.log = log
         self.json_path = os.path.join(results_dir, "eval_results.json")
         self.history: list[dict[str, Any]] = []
-        if tf.io.gfile.exists(self.json_path):
+        if _fs.exists(self.json_path):
             self.history = read_json(self.json_path).get("checkpoints", [])
 
     @property
@@ -61,12 +61,12 @@ class CheckpointEvaluator:
         return metrics
 
     def write(self, latest: dict[str, Any]) -> None:
-        tf.io.gfile.makedirs(self.results_dir)
+        _fs.makedirs(self.results_dir)
         best = self.best
         write_json(self.json_path, {"task": self.task_name, "key_metric": self.key, "best": best,
                                     "checkpoints": self.history})
         jsonl = os.path.join(self.results_dir, "eval_results.jsonl")
-        lines = tf.io.gfile.GFile(jsonl).read() if tf.io.gfile.exists(jsonl) else ""
+        lines = _fs.read_text(jsonl) if _fs.exists(jsonl) else ""
         write_text_atomic(jsonl, lines + json.dumps(latest, sort_keys=True) + "\n")
         text = []
         for h in self.history:

@@ -1,7 +1,7 @@
 """The runner skeleton every job uses: validate -> claim the output dir -> strategy -> train (evaluating each
 checkpoint, keeping a best copy) -> evaluate what is left -> predict -> export.
 
-It calls only the task's hooks (the ``Task`` contract, defined one layer up in ``tasks/base.py``);
+It calls only the task's hooks (the :class:`~albert_tf.training.task.Task` contract);
 ``run_pretraining``, ``run_classifier`` and the demo differ only in the task and the
 :class:`~albert_tf.training.run_config.ExperimentConfig` they pass.
 
@@ -25,6 +25,7 @@ import keras
 import tensorflow as tf
 from absl import logging
 
+from albert_tf import files as _fs
 from albert_tf.checkpoints import init_from_checkpoint, resolve_checkpoint_path, trainer_layout
 from albert_tf.checkpoints.paths import list_run_checkpoints
 from albert_tf.training.evaluator import CheckpointEvaluator
@@ -33,6 +34,7 @@ from albert_tf.training.run_config import ExperimentConfig, RunError, RunOptions
 from albert_tf.training.run_dir import OutputDirLock, claim_output_dir, is_chief_process, write_json
 from albert_tf.training.schedules import WarmupPolynomialDecay
 from albert_tf.training.strategy import make_strategy
+from albert_tf.training.task import Task
 from albert_tf.training.trainer import Trainer, TrainerConfig
 
 _POSITIVE = (
@@ -102,7 +104,7 @@ def optimizer_factory(options: TrainerOptions) -> Callable[[], keras.optimizers.
 
 
 def make_trainer(
-    task: Any, options: TrainerOptions, model_dir: str, log: Callable[[str], None] | None = print
+    task: Task, options: TrainerOptions, model_dir: str, log: Callable[[str], None] | None = print
 ) -> Trainer:
     """The one trainer set-up of every path (pretraining, fine-tuning, demo); see the module docstring."""
     strategy = make_strategy(
@@ -136,19 +138,34 @@ def make_trainer(
     return Trainer(task, strategy, config, optimizer_factory(options), log=log)
 
 
+def load_fine_tuned(model: Any, checkpoint: str, flag: str = "--predict_checkpoint") -> int:
+    """Every weight of ``model`` from ``checkpoint`` (any supported format); returns the checkpoint's step. A
+    checkpoint that lacks a variable of the model (a pretrained one, another task's) is refused, naming ``flag``."""
+    report = init_from_checkpoint(model, checkpoint)
+    missing = [n for n in report.missing if not trainer_layout.is_rng_state(n)]
+    if missing:
+        raise RunError(
+            f"{flag} {checkpoint} lacks {len(missing)} variable(s) of this model "
+            f"(e.g. {missing[0]}): it is not a fine-tuned checkpoint of this task"
+        )
+    return trainer_layout.checkpoint_step(resolve_checkpoint_path(checkpoint))
+
+
+def export_checkpoint(task: Task, checkpoint: str, export_dir: str, flag: str = "--checkpoint") -> str:
+    """The export path: build the task's model, load ``checkpoint`` into it and write the task's SavedModel under
+    ``export_dir``; returns its path. No strategy, optimizer, output directory or training loop is involved."""
+    keras.mixed_precision.set_global_policy("float32")  # a SavedModel for serving computes in float32
+    model = task.build_model()
+    step = load_fine_tuned(model, checkpoint, flag)
+    return task.export(model, export_dir, step, checkpoint)
+
+
 def load_for_inference(trainer: Trainer, run: RunOptions, results_dir: str) -> tuple[str, int]:
     """Weights for predict/export: ``--predict_checkpoint``, else the best copy (results dir, then the run's),
     else the latest ``ckpt-N``. Returns (source, step)."""
     model = trainer.model
     if run.predict_checkpoint:
-        report = init_from_checkpoint(model, run.predict_checkpoint)
-        missing = [n for n in report.missing if not trainer_layout.is_rng_state(n)]
-        if missing:
-            raise RunError(
-                f"--predict_checkpoint {run.predict_checkpoint} lacks {len(missing)} variable(s) of this model "
-                f"(e.g. {missing[0]}): it is not a fine-tuned checkpoint of this task"
-            )
-        return run.predict_checkpoint, trainer_layout.checkpoint_step(resolve_checkpoint_path(run.predict_checkpoint))
+        return run.predict_checkpoint, load_fine_tuned(model, run.predict_checkpoint)
     for folder in dict.fromkeys([results_dir, run.output_dir]):
         if trainer_layout.has_best(folder):
             prefix = trainer_layout.best_prefix(folder)
@@ -165,7 +182,7 @@ def load_for_inference(trainer: Trainer, run: RunOptions, results_dir: str) -> t
 
 
 def run_experiment(
-    task: Any,
+    task: Task,
     config: ExperimentConfig,
     *,
     on_evaluation: Callable[[int, dict], None] | None = None,
@@ -187,7 +204,7 @@ def run_experiment(
             lock.release()
 
 
-def _run(task: Any, config: ExperimentConfig, results_dir: str, on_evaluation, log) -> dict[str, Any]:
+def _run(task: Task, config: ExperimentConfig, results_dir: str, on_evaluation, log) -> dict[str, Any]:
     options, run = config.trainer, config.run
     trainer = make_trainer(task, options, run.output_dir, log=log)
     albert_config = getattr(task, "albert_config", None)
@@ -243,6 +260,6 @@ def _run(task: Any, config: ExperimentConfig, results_dir: str, on_evaluation, l
         if run.export_dir:
             summary["export_dir"] = task.export(trainer.model, run.export_dir, step, source)
     if (run.do_train or run.do_eval or run.do_predict) and trainer.chief:
-        tf.io.gfile.makedirs(results_dir)
+        _fs.makedirs(results_dir)
         write_json(os.path.join(results_dir, "run_summary.json"), summary)
     return summary

@@ -1,4 +1,4 @@
-"""The official ALBERT optimisers (spec 3.4) as Keras 3 optimizers.
+"""The official ALBERT optimisers (official ``optimization.py``, ``lamb_optimizer.py``) as Keras 3 optimizers.
 
 ``AdamWeightDecay`` (official ``optimization.AdamWeightDecayOptimizer``) and ``LAMB`` (official
 ``lamb_optimizer.LAMBOptimizer``) share one update; neither has bias correction (official)::

@@ -19,9 +19,10 @@ from typing import Any
 
 import tensorflow as tf
 
+from albert_tf import files as _fs
 from albert_tf.checkpoints.paths import STATE_FILE, list_run_checkpoints
 from albert_tf.checkpoints.run_meta import RUN_META_FILE, find_run_meta
-from albert_tf.data.files import is_remote, write_text_atomic
+from albert_tf.files import is_remote, write_text_atomic
 from albert_tf.training.run_config import RunError
 
 META_FILE = RUN_META_FILE
@@ -34,14 +35,14 @@ def write_json(path: str, payload: Any) -> None:
 
 
 def read_json(path: str) -> Any:
-    with tf.io.gfile.GFile(path, "r") as f:
+    with _fs.open_file(path, "r") as f:
         return json.loads(f.read())
 
 
 def _holds_foreign_checkpoints(output_dir: str) -> bool:
-    if not tf.io.gfile.isdir(output_dir):
+    if not _fs.isdir(output_dir):
         return False
-    names = tf.io.gfile.listdir(output_dir)
+    names = _fs.listdir(output_dir)
     if STATE_FILE in names or any(n.startswith("model.ckpt") for n in names):
         return True
     return bool(list_run_checkpoints(output_dir))
@@ -59,7 +60,7 @@ def claim_output_dir(
     """
     meta_path = os.path.join(output_dir, META_FILE)
     existing = [os.path.join(output_dir, n) for n in (META_FILE, *LEGACY_META_FILES)]
-    existing = [p for p in existing if tf.io.gfile.exists(p)]
+    existing = [p for p in existing if _fs.exists(p)]
     if existing:
         previous = read_json(existing[0])
         if previous.get("task") != identity.get("task"):
@@ -71,7 +72,7 @@ def claim_output_dir(
             "--init_checkpoint and choose a new --output_dir (google-research/albert#224)"
         )
     if training and is_chief_process():  # the other workers of a multi-worker run find it written
-        tf.io.gfile.makedirs(output_dir)
+        _fs.makedirs(output_dir)
         write_json(meta_path, identity)
     return output_dir
 
@@ -136,7 +137,7 @@ class OutputDirLock:
         self.held = False
 
     def acquire(self) -> OutputDirLock:
-        tf.io.gfile.makedirs(os.path.dirname(self.path))
+        _fs.makedirs(os.path.dirname(self.path))
         for _ in range(2):
             if self._create():
                 self.held = True
@@ -157,7 +158,7 @@ class OutputDirLock:
                     f"{owner['host']}, {self.path}): wait for it to finish or choose another --output_dir"
                 )
             self.log(f"taking over the stale lock {self.path} of pid {owner.get('pid')} (no longer running)")
-            tf.io.gfile.remove(self.path)
+            _fs.remove(self.path)
         raise RunError(f"could not lock --output_dir {os.path.dirname(self.path)}: another run took it meanwhile")
 
     def _create(self) -> bool:
@@ -170,7 +171,7 @@ class OutputDirLock:
             with os.fdopen(fd, "w", encoding="utf-8") as f:
                 f.write(payload)
             return True
-        if tf.io.gfile.exists(self.path):
+        if _fs.exists(self.path):
             return False
         write_text_atomic(self.path, payload)
         return read_json(self.path) == self.owner  # another writer in between: theirs won
@@ -181,7 +182,7 @@ class OutputDirLock:
         self.held = False
         try:
             if read_json(self.path) == self.owner:
-                tf.io.gfile.remove(self.path)
+                _fs.remove(self.path)
         except (ValueError, tf.errors.OpError):
             pass
 

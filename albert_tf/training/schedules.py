@@ -1,4 +1,4 @@
-"""Learning-rate schedule of the official ``optimization.create_optimizer`` (spec 3.4).
+"""Learning-rate schedule of the official ``optimization.py: create_optimizer``.
 
 * Decay: ``init_lr * (1 - min(step, N) / N) ** poly_power`` (``tf.train.polynomial_decay`` to 0,
   ``cycle=False``), measured from step 0, not from the end of warmup.

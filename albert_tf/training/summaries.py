@@ -10,6 +10,8 @@ import tensorflow as tf
 from tensorflow.core.framework import summary_pb2
 from tensorflow.core.util import event_pb2
 
+from albert_tf import files as _fs
+
 
 def _scalar_metadata() -> bytes:
     metadata = summary_pb2.SummaryMetadata()
@@ -34,7 +36,7 @@ def write_scalars(logdir: str, step: int, values: dict[str, float], writer=None)
 def _scalar_events(logdir: str):
     """``(wall_time, step, tag, value)`` of every scalar in the event files under ``logdir``, file by file in name
     order, each file in write order. Read through ``tf.io.gfile`` / ``tf.data``, so ``gs://`` log dirs work."""
-    for path in sorted(tf.io.gfile.glob(f"{logdir}/events.out.tfevents.*")):
+    for path in sorted(_fs.match(f"{logdir}/events.out.tfevents.*")):
         for record in tf.data.TFRecordDataset(path):
             event = event_pb2.Event.FromString(record.numpy())
             for value in event.summary.value:

@@ -1,7 +1,7 @@
 """One tf.distribute training loop for pretraining and every fine-tuning runner.
 
-A task (the ``Task`` contract of ``tasks/base.py``) says what is trained (model, inputs, loss, per-example evaluation
-outputs and their aggregation); the ``Trainer`` does the rest, the same way
+A task (the :class:`~albert_tf.training.task.Task` contract) says what is trained (model, inputs, loss,
+per-example evaluation outputs and their aggregation); the ``Trainer`` does the rest, the same way
 under OneDevice, Mirrored, MultiWorkerMirrored and TPU strategies:
 
 * Input: the task's dataset yields *global* batches (``train_batch_size * gradient_accumulation_steps``
@@ -42,15 +42,14 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
+from albert_tf import files as _fs
 from albert_tf.checkpoints import init_from_checkpoint
 from albert_tf.checkpoints.trainer_layout import WEIGHTS_KEY, model_weights
 from albert_tf.training.strategy import is_chief, worker_info
 from albert_tf.training.summaries import write_scalars
+from albert_tf.training.task import EVAL, PREDICT, TRAIN, Task
 
 Features = dict[str, tf.Tensor]
-# The splits a task's ``build_inputs`` knows (``tasks/base.py``; the trainer only calls the hooks).
-TRAIN, EVAL, PREDICT = "train", "eval", "predict"
-Task = Any  # the ``Task`` contract of ``tasks/base.py``: build_model, build_inputs, loss, eval_outputs, aggregate, ...
 
 
 @dataclasses.dataclass
@@ -248,8 +247,8 @@ class Trainer:
     def restore_or_init(self, init_checkpoint: str | None = None, init_from_group0: bool = False) -> str:
         """Resume from ``model_dir`` if it has a checkpoint, else initialise from ``init_checkpoint``.
 
-        ``init_from_group0``: every group of the model from the checkpoint's group 0 (spec 3.5).
-        Returns "resumed", "initialised" or "fresh".
+        ``init_from_group0``: every group of the model from the checkpoint's group 0 (official ``run_pretraining.py
+        --init_from_group0``). Returns "resumed", "initialised" or "fresh".
         """
         latest = self.latest_checkpoint()
         if latest:
@@ -265,8 +264,8 @@ class Trainer:
     def save(self) -> str | None:
         path = self._manager.save(checkpoint_number=int(self.global_step.numpy()))
         if not self.chief:
-            if tf.io.gfile.exists(self._manager_dir()):
-                tf.io.gfile.rmtree(self._manager_dir())
+            if _fs.exists(self._manager_dir()):
+                _fs.rmtree(self._manager_dir())
             return None
         logging.info("saved checkpoint %s", path)
         return path

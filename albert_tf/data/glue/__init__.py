@@ -1,4 +1,5 @@
-"""GLUE tasks (spec 4.1): TSV processors, feature conversion with a keyed TFRecord cache, the ``tf.data``
+"""GLUE tasks (official ``classifier_utils.py``): TSV processors, feature conversion with a keyed TFRecord cache, the
+``tf.data``
 input pipeline and submission files.
 
 Modules: ``tsv`` (the TSV reader, ``SplitLayout``, the ``GlueProcessor`` base), ``processors`` (the tasks and

@@ -17,7 +17,7 @@ import os
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from albert_tf.data import files as _fs
+from albert_tf import files as _fs
 from albert_tf.data.cache import file_digest, key_digest, tokenizer_identity
 from albert_tf.data.glue.tsv import GlueProcessor, InputExample
 from albert_tf.tokenization.packing import pack_inputs

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 
-from albert_tf.data import files as _fs
+from albert_tf import files as _fs
 from albert_tf.data.glue.tsv import (
     DEV,
     TEST,

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from albert_tf.data import files as _fs
+from albert_tf import files as _fs
 from albert_tf.data.glue.tsv import GlueProcessor, InputExample
 
 

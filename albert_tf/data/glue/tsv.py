@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from albert_tf.data import files as _fs
+from albert_tf import files as _fs
 
 logger = logging.getLogger(__name__)
 

@@ -41,7 +41,7 @@ try:
 except ImportError as _error:  # pragma: no cover - exercised only without the extra
     raise ImportError("Apache Beam is not installed: pip install 'albert-tf[beam]'") from _error
 
-from albert_tf.data import files as _fs
+from albert_tf import files as _fs
 from albert_tf.data.pretraining.pipeline import (
     ChunkContext,
     PretrainingDataConfig,

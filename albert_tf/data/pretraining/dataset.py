@@ -1,4 +1,5 @@
-"""Input pipeline for the official pretraining TFRecords (spec 2.3 / 3.2).
+"""Input pipeline for the official pretraining TFRecords (official ``create_pretraining_data.py:
+write_instance_to_example_files``, ``run_pretraining.py: input_fn_builder``).
 
 Features read: ``input_ids``, ``input_mask``, ``segment_ids`` [max_seq_length];
 ``masked_lm_positions``, ``masked_lm_ids`` (int64) and ``masked_lm_weights`` (float) [max_predictions_per_seq];
@@ -30,6 +31,7 @@ import tensorflow as tf
 from google.protobuf.message import DecodeError
 from tensorflow.core.example import example_pb2
 
+from albert_tf import files as _fs
 from albert_tf.data.pretraining.online_masking import (
     SPM_MASK_ID,
     OnlineMaskingConfig,
@@ -50,7 +52,7 @@ def is_sidecar(path: str) -> bool:
     if not path.endswith(".json"):
         return False
     try:
-        with tf.io.gfile.GFile(path, "r") as f:
+        with _fs.open_file(path, "r") as f:
             return json.loads(f.read()).get("format") == SIDECAR_FORMAT
     except (ValueError, AttributeError, tf.errors.OpError):
         return False
@@ -68,7 +70,7 @@ def expand_globs(input_file: str | list[str], flag_name: str = "--input_file", l
     files: list[str] = []
     sidecars: list[str] = []
     for pattern in patterns:
-        matched = sorted(tf.io.gfile.glob(pattern))
+        matched = sorted(_fs.match(pattern))
         if not matched:
             raise PretrainingDataError(f"{flag_name}: no file matches {pattern!r}")
         for path in matched:
@@ -95,10 +97,10 @@ def sidecar_entries(files: list[str]) -> dict[str, dict]:
     """``{record file: its entry}`` from the sidecars beside ``files`` (record count and size of each file)."""
     out: dict[str, dict] = {}
     for folder in sorted({os.path.dirname(p) for p in files}):
-        for candidate in tf.io.gfile.glob(os.path.join(folder, "*.json")):
+        for candidate in _fs.match(os.path.join(folder, "*.json")):
             if not is_sidecar(candidate):
                 continue
-            with tf.io.gfile.GFile(candidate, "r") as f:
+            with _fs.open_file(candidate, "r") as f:
                 for entry in json.loads(f.read()).get("files", []):
                     out[os.path.join(folder, entry["name"])] = dict(entry, sidecar=candidate)
     return out
@@ -118,7 +120,7 @@ def recorded_masking_flags(files: list[str]) -> dict:
     for path, entry in sorted(sidecar_entries(files).items()):
         if path not in files:
             continue
-        with tf.io.gfile.GFile(entry["sidecar"], "r") as f:
+        with _fs.open_file(entry["sidecar"], "r") as f:
             recorded = json.loads(f.read()).get("flags", {})
         for name in MASKING_FLAGS:
             if name not in recorded:

@@ -1,4 +1,4 @@
-"""Sentence-pair instances from documents: the official ``create_instances_from_document`` (spec 2.2 step 3).
+"""Sentence-pair instances from documents: official ``create_pretraining_data.py: create_instances_from_document``.
 
 A *document* is a list of segments (one per input line); a segment is a list of token ids. The algorithm, as in
 the official code and with the official RNG call order:

@@ -1,4 +1,5 @@
-"""N-gram masked-LM predictions, the official ``create_masked_lm_predictions`` (spec 2.2 step 4), made reproducible.
+"""N-gram masked-LM predictions, official ``create_pretraining_data.py: create_masked_lm_predictions``, made
+reproducible.
 
 What the official does and this module reproduces draw for draw:
 

@@ -3,8 +3,8 @@
 The official ``run_pretraining.py`` has a ``--masked_lm_budget`` flag (default 0) that is broken: with a budget
 > 0 its input function reads ``token_boundary`` instead of the ``masked_lm_*`` features ("online masking"),
 but ``model_fn`` still indexes ``masked_lm_positions``, and the online-masking code was never released
-(spec 3.1). This module is what the flag was meant to do: the masks are drawn again every time a record is
-read, so every epoch sees other masks (RoBERTa's dynamic masking), with the offline masker's algorithm
+(official ``run_pretraining.py``). This module is what the flag was meant to do: the masks are drawn again every time a
+record is read, so every epoch sees other masks (RoBERTa's dynamic masking), with the offline masker's algorithm
 (``masking.py``), and the model still receives ``masked_lm_positions`` / ``masked_lm_ids`` / ``masked_lm_weights``.
 
 In the pipeline, :func:`add_random_draws` runs per record (before batching) and :func:`mask_batch` per batch;

@@ -5,8 +5,7 @@ not by the corpus; a chunk's records are packed in one buffer, :class:`PackedRec
 are returned after every chunk, :mod:`memory`). A chunk's record count follows its text, except that the official
 short-length draw, once per document, cuts 10% of documents into short instances: with book-sized documents one
 such chunk holds several times the records of another, so the peak is that of the unluckiest chunk in flight.
-Measured (2 workers, real text repeated 1x/4x/16x, ``benchmarks/scaling.py``): with paragraph-sized documents peak
-memory stays within 10% from 1x to 16x; see ``benchmarks/README.md`` for whole books as documents.
+``benchmarks/scaling.py`` measures peak memory against corpus size (results in ``benchmarks/README.md``).
 
 1. the main process checks every input file decodes (:func:`scan_inputs`), then reads chunks of whole documents;
 2. each chunk is processed on its own (in a worker process when ``num_workers > 1``), exactly as the official
@@ -45,7 +44,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from albert_tf.data import files as _fs
+from albert_tf import files as _fs
 from albert_tf.data.pretraining.instances import Instance, InstanceConfig, create_instances_from_document
 from albert_tf.data.pretraining.masking import MaskingConfig, NgramSampler, shuffle
 from albert_tf.data.pretraining.memory import release_free_memory
@@ -237,9 +236,9 @@ class PackedRecords:
     a Python object and the allocator's slack per record, and without thousands of small allocations made by the
     pool's result thread and freed later by the main thread. It does not bound a chunk's size: a chunk's record
     count follows the official short-length draw, made once per document (``short_seq_scope=document``), which cuts
-    10% of documents into instances of a few tokens; with book-sized documents the same 2 MB of text gave 3,546
-    records under one seed and 17,580 under another (see the module docstring). Iterating yields the records in
-    order, each a fresh ``bytes``.
+    10% of documents into instances of a few tokens, so with book-sized documents one seed can give a chunk several
+    times the records another seed gives (see the module docstring). Iterating yields the records in order, each a
+    fresh ``bytes``.
     """
 
     __slots__ = ("blob", "ends", "order")

@@ -1,4 +1,5 @@
-"""``tf.train.Example`` bytes for pretraining instances (spec 2.3) without building protos, and TFRecord writing.
+"""``tf.train.Example`` bytes for pretraining instances (official ``create_pretraining_data.py:
+write_instance_to_example_files``) without building protos, and TFRecord writing.
 
 The features, their order and lengths are the official ones (the table in ``schema.py``).
 
@@ -19,7 +20,7 @@ from collections.abc import Sequence
 
 import google_crc32c
 
-from albert_tf.data import files as _fs
+from albert_tf import files as _fs
 from albert_tf.data.pretraining.instances import Instance
 from albert_tf.data.pretraining.schema import FEATURE_NAMES
 

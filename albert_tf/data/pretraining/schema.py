@@ -1,4 +1,5 @@
-"""The pretraining record schema (spec 2.3): one table that the writer, the reader and the checks share.
+"""The pretraining record schema (official ``create_pretraining_data.py: write_instance_to_example_files``): one table
+that the writer, the reader and the checks share.
 
 ==========================  =======  ==========================================  ==================================
 name                        dtype    length                                      content

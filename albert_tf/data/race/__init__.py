@@ -1,4 +1,5 @@
-"""RACE (spec 4.3): the passage reader, the four-choice feature conversion, the keyed TFRecord cache and
+"""RACE (official ``race_utils.py``): the passage reader, the four-choice feature conversion, the keyed TFRecord cache
+and
 ``tf.data``.
 
 Modules, one job each: ``reader`` (``data_dir/RACE/<split>/{middle,high}`` -> :class:`RaceExample`, validation,

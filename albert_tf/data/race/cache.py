@@ -23,7 +23,7 @@ import os
 from collections.abc import Iterable
 from typing import Any
 
-from albert_tf.data import files as _fs
+from albert_tf import files as _fs
 from albert_tf.data.cache import key_digest, tokenizer_identity
 from albert_tf.data.race.features import UNLABELLED, RaceFeature, check_lengths, convert_examples
 from albert_tf.data.race.reader import NUM_CHOICES, RaceExample, read_race_split

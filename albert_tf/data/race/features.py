@@ -1,4 +1,4 @@
-"""RACE questions -> four packed choices (spec 4.3, official ``convert_single_example``).
+"""RACE questions -> four packed choices (official ``race_utils.py: convert_single_example``).
 
 For option j of a question: ``qa = question.replace("_", option)`` when the question contains "_" (a cloze
 question), else ``question + " " + option``. The qa pieces are cut to their **last** ``max_qa_length``; the

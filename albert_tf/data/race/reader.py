@@ -1,4 +1,4 @@
-"""The RACE reader (spec 4.3, official ``RaceProcessor.read_examples``): passage files -> validated questions.
+"""The RACE reader (official ``race_utils.py: RaceProcessor.read_examples``): passage files -> validated questions.
 
 A passage is one JSON object ``{"id": str, "article": str, "questions": [str], "options": [[str x 4]],
 "answers": ["A".."D"]}``. For each level folder ``data_dir/RACE/<split>/<level>`` (``middle``, then ``high``):
@@ -25,7 +25,7 @@ import logging
 import os
 from typing import Any
 
-from albert_tf.data import files as _fs
+from albert_tf import files as _fs
 
 logger = logging.getLogger(__name__)
 
@@ -80,13 +80,12 @@ def _levels(middle_only: bool, high_only: bool) -> tuple[str, ...]:
 
 def _level_files(level_dir: str) -> list[str]:
     """``all.txt`` of the folder if present, else its ``*.txt`` files by name; [] without a folder."""
-    fs = _fs.gfile()
-    if not fs.isdir(level_dir):
+    if not _fs.isdir(level_dir):
         return []
     all_txt = os.path.join(level_dir, "all.txt")
     if _fs.isfile(all_txt):
         return [all_txt]
-    names = sorted(n.rstrip("/") for n in fs.listdir(level_dir) if n.rstrip("/").endswith(".txt"))
+    names = sorted(n.rstrip("/") for n in _fs.listdir(level_dir) if n.rstrip("/").endswith(".txt"))
     return [os.path.join(level_dir, n) for n in names]
 
 

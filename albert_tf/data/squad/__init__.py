@@ -1,4 +1,5 @@
-"""SQuAD v1.1 / v2.0 (spec 4.2): the JSON reader, feature conversion, the keyed TFRecord cache and ``tf.data``.
+"""SQuAD v1.1 / v2.0 (official ``squad_utils.py``): the JSON reader, feature conversion, the keyed TFRecord cache and
+``tf.data``.
 
 Modules, one job each: ``reader`` (the JSON file -> :class:`SquadExample`, validation, :class:`SquadDataError`),
 ``alignment`` (paragraph characters <-> SentencePiece pieces, the official XLNet-style DP, banded and once per

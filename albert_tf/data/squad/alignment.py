@@ -1,4 +1,5 @@
-"""Paragraph characters <-> SentencePiece pieces: the XLNet-style alignment of the official SQuAD code (spec 4.2).
+"""Paragraph characters <-> SentencePiece pieces: the XLNet-style alignment of the official SQuAD code (official
+``squad_utils.py``).
 
 The pieces of the pre-processed paragraph are concatenated with "▁" turned into a space (``tok_cat_text``) and
 aligned with the *original* paragraph by a banded longest-common-subsequence DP. A paragraph character matches a

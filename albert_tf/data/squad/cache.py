@@ -24,7 +24,7 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
-from albert_tf.data import files as _fs
+from albert_tf import files as _fs
 from albert_tf.data.cache import file_digest, key_digest, tokenizer_identity
 from albert_tf.data.squad.features import ConversionReport, SquadFeature, convert_examples_to_features
 from albert_tf.data.squad.reader import SquadExample, read_squad_examples

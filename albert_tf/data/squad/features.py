@@ -1,4 +1,4 @@
-"""SQuAD questions -> fixed-length windows (spec 4.2, official ``convert_examples_to_features``).
+"""SQuAD questions -> fixed-length windows (official ``squad_utils.py: convert_examples_to_features``).
 
 Per question: query ids ``encode_ids(preprocess_text(question, lower))`` cut to ``max_query_length``; paragraph
 pieces ``encode_pieces(preprocess_text(context, lower))`` aligned with the original characters

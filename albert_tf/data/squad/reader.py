@@ -1,4 +1,4 @@
-"""The SQuAD JSON reader (spec 4.2, official ``read_squad_examples``): file -> validated questions.
+"""The SQuAD JSON reader (official ``squad_utils.py: read_squad_examples``): file -> validated questions.
 
 Layout (v1.1 and v2.0): ``{"data": [{"paragraphs": [{"context": str, "qas": [{"id": str, "question": str,
 "answers": [{"text": str, "answer_start": int}, ...], "is_impossible": bool}]}]}]}``.
@@ -23,7 +23,7 @@ import json
 import logging
 from typing import Any
 
-from albert_tf.data import files as _fs
+from albert_tf import files as _fs
 
 logger = logging.getLogger(__name__)
 

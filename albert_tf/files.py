@@ -48,10 +48,13 @@ def is_remote(path: str | os.PathLike) -> bool:
 
 
 def open_file(path: str, mode: str = "rb") -> Any:
-    """A file object: ``open`` for a local path, ``tf.io.gfile.GFile`` for a remote one."""
+    """A file object: ``open`` for a local path (text modes in UTF-8, as ``GFile`` reads and writes text), and
+    ``tf.io.gfile.GFile`` for a remote one."""
     if is_remote(path):
         return gfile().GFile(path, mode)
-    return open(path, mode)
+    if "b" in mode:
+        return open(path, mode)
+    return open(path, mode, encoding="utf-8")
 
 
 def exists(path: str) -> bool:
@@ -86,6 +89,23 @@ def read_bytes(path: str) -> bytes:
 def read_text(path: str, encoding: str = "utf-8") -> str:
     """The whole file decoded (``encoding="utf-8-sig"`` drops a BOM)."""
     return read_bytes(path).decode(encoding)
+
+
+def listdir(path: str) -> list[str]:
+    """The names in the directory ``path`` (``os.listdir``), sorted."""
+    return sorted(gfile().listdir(path) if is_remote(path) else os.listdir(path))
+
+
+def rename(src: str, dst: str) -> None:
+    """Move the file ``src`` to ``dst``, replacing ``dst`` (:func:`replace` under the name callers expect)."""
+    replace(src, dst)
+
+
+def match(pattern: str) -> list[str]:
+    """Every name matching ``pattern`` on any filesystem, files and directories, dot files included, sorted
+    (``tf.io.gfile.glob``: what checkpoint prefixes such as ``ckpt-*.index`` and ``ram://`` need, where :func:`glob`
+    keeps Python's rules for user-facing input patterns)."""
+    return sorted(gfile().glob(pattern))
 
 
 def makedirs(path: str) -> None:

@@ -1,11 +1,12 @@
-# The two commands of the README: `make demo` and `make test`.
+# The two commands of the README: `make demo` and `make test` (the full suite, what CI runs).
 # Both create .venv with the project installed; `make test` adds the test and parity extras.
+# `make test-fast`: the edit-test loop, every test that takes seconds (not marked slow or heavy).
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 export PYTHONHASHSEED ?= 0
 
-.PHONY: demo test lint clean
+.PHONY: demo test test-fast lint clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -23,7 +24,10 @@ demo: $(VENV)/.installed-base
 	$(BIN)/python -m albert_tf.demo $(DEMO_ARGS)
 
 test: $(VENV)/.installed-test
-	$(BIN)/python -m pytest -q $(PYTEST_ARGS) tests
+	$(BIN)/python -m pytest -q --durations=25 $(PYTEST_ARGS) tests
+
+test-fast: $(VENV)/.installed-test
+	$(BIN)/python -m pytest -q -m "not slow and not heavy" $(PYTEST_ARGS) tests
 
 lint: $(VENV)/.installed-test
 	$(BIN)/ruff check .

@@ -9,8 +9,8 @@ The names are imported on first use (PEP 562), so ``import albert_tf.configs`` o
 not pay for importing TensorFlow, and a command line can quiet TensorFlow's start-up banners before the import.
 
 Layers of the package, each importing only from the ones before it (``tests/test_architecture.py``):
-``config``/``configs``/``tokenization``/``evaluation`` < ``modeling``/``data``/``export`` < ``checkpoints`` <
-``training`` < ``tasks`` < ``cli``/``demo``. See ARCHITECTURE.md.
+``config``/``configs``/``files``/``tokenization``/``evaluation`` < ``modeling``/``data``/``export`` <
+``checkpoints`` < ``training`` < ``tasks`` < ``cli``/``demo``. See ARCHITECTURE.md.
 """
 
 from __future__ import annotations
@@ -26,9 +26,9 @@ _EXPORTS = {
     "ConfigError": "albert_tf.config",
     "AlbertEncoder": "albert_tf.modeling",
     "AlbertPretrainer": "albert_tf.modeling",
-    "AlbertClassifier": "albert_tf.modeling",
-    "AlbertSquad": "albert_tf.modeling",
-    "AlbertMultipleChoice": "albert_tf.modeling",
+    "AlbertClassifier": "albert_tf.tasks.glue.model",
+    "AlbertSquad": "albert_tf.tasks.squad.model",
+    "AlbertMultipleChoice": "albert_tf.tasks.race.model",
     "FullTokenizer": "albert_tf.tokenization",
     "AlbertPreprocessor": "albert_tf.tokenization",
 }

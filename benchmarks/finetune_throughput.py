@@ -140,7 +140,7 @@ class AlbertTf(DatasetImplementation):
         from albert_tf.config import AlbertConfig
         from albert_tf.data import glue
         from albert_tf.data.batching import DEFAULT_BUCKET_LENGTHS, bucket_boundaries
-        from albert_tf.modeling.classifier import (
+        from albert_tf.tasks.glue.model import (
             AlbertClassifier,
             classification_per_example_loss,
             classifier_logits,
@@ -192,7 +192,7 @@ class TransformersTorch(Implementation):
         torch.manual_seed(args.seed)
         # The tokenizer files albert-tf writes for Hugging Face exports (tested id for id against FullTokenizer);
         # transformers 5's AlbertTokenizer(vocab_file=<spm model>) silently maps every word to <unk>.
-        from albert_tf.checkpoints.huggingface import save_huggingface_tokenizer
+        from albert_tf.checkpoints.huggingface_tokenizer import save_huggingface_tokenizer
 
         tokenizer_dir = os.path.join(args.work_dir, "hf_tokenizer")
         save_huggingface_tokenizer(tokenizer_dir, spm_model_file=args.spm_model_file, do_lower_case=True)

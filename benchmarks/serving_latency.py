@@ -5,7 +5,7 @@ pair is long enough that the packed input fills all 128 positions on both sides,
 second sentence, where the official and the Hugging Face pair truncation agree):
 
 * ``albert_tf``: ``tf.saved_model.load(dir).signatures["serving_default"](text_a=..., text_b=...)["label"]`` on
-  the SavedModel that ``albert_tf.export.serving.export_classifier`` writes (tokenization in the graph); the
+  the SavedModel that ``albert_tf.tasks.glue.export.export_classifier`` writes (tokenization in the graph); the
   stock export, loaded and called the stock way (``import tensorflow_text`` first);
 * ``transformers``: ``AutoTokenizer`` + ``AlbertForSequenceClassification`` (torch, ``set_num_threads(2)``,
   ``inference_mode``) on the directory that ``albert_tf.checkpoints.huggingface.save_huggingface`` writes from
@@ -125,8 +125,8 @@ def _scratch_text_export(model, spm_model_file: str, path: str, jit_compile: boo
     import keras
     import tensorflow as tf
 
-    from albert_tf.export.serving import make_preprocessor, preprocess
-    from albert_tf.modeling.classifier import classifier_logits
+    from albert_tf.export.savedmodel import make_preprocessor, preprocess
+    from albert_tf.tasks.glue.model import classifier_logits
 
     pre = make_preprocessor(spm_model_file, SEQ)
     archive = keras.export.ExportArchive()
@@ -200,8 +200,8 @@ def build_exports(work_dir: str, spm_model_file: str, seed: int, variants: list[
 
     from albert_tf.checkpoints.huggingface import save_huggingface
     from albert_tf.export.encoder import export_preprocessor
-    from albert_tf.export.serving import export_classifier
-    from albert_tf.modeling import AlbertClassifier
+    from albert_tf.tasks.glue.export import export_classifier
+    from albert_tf.tasks.glue.model import AlbertClassifier
 
     def build(dtype=None):
         keras.utils.set_random_seed(seed)

@@ -222,7 +222,7 @@ def phase2() -> None:
     from absl import logging as absl_logging
 
     from albert_tf import files
-    from albert_tf.export.serving import load_export_info
+    from albert_tf.export.savedmodel import load_export_info
     from albert_tf.tasks import glue, pretraining
     from albert_tf.training.summaries import read_scalar_curves
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 import subprocess
 import sys
 
@@ -157,13 +158,13 @@ def test_no_circle_between_subpackages():
 
 def test_the_layering_check_catches_a_violation(tmp_path):
     """A negative control: an upward import is reported."""
-    fake = PACKAGE / "modeling" / "classifier.py"
+    fake = PACKAGE / "modeling" / "encoder.py"
     known = set(all_modules())
     upward = "from albert_tf.training.trainer import Trainer\n"
-    (tmp_path / "classifier.py").write_text(fake.read_text() + "\n" + upward)
-    found = imports_of(tmp_path / "classifier.py", "albert_tf.modeling.classifier", known)
+    (tmp_path / "encoder.py").write_text(fake.read_text() + "\n" + upward)
+    found = imports_of(tmp_path / "encoder.py", "albert_tf.modeling.encoder", known)
     assert "albert_tf.training.trainer" in found and layer_of("albert_tf.training.trainer") > layer_of(
-        "albert_tf.modeling.classifier"
+        "albert_tf.modeling.encoder"
     )
 
 
@@ -173,6 +174,7 @@ def _run(code_or_args, cwd, timeout=300):
     return subprocess.run(code_or_args, capture_output=True, text=True, cwd=cwd, env=env, timeout=timeout)
 
 
+@pytest.mark.heavy
 def test_public_api_in_a_fresh_process(tmp_path):
     code = (
         "from albert_tf import AlbertConfig, AlbertEncoder, AlbertPretrainer, AlbertClassifier, FullTokenizer, "
@@ -206,6 +208,7 @@ def test_setup_py_console_scripts_are_all_covered():
     assert scripts - {"albert-demo"} == set(COMMANDS)
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("command", sorted(COMMANDS))
 def test_every_command_help_exits_0_and_lists_its_flags(tmp_path, command):
     module, expected = COMMANDS[command]
@@ -217,6 +220,7 @@ def test_every_command_help_exits_0_and_lists_its_flags(tmp_path, command):
     assert "--helpfull" not in result.stdout or len(result.stdout.splitlines()) < 400
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("command", sorted(COMMANDS) + ["albert-demo"])
 def test_every_command_answers_helpfull_with_exit_0(tmp_path, command):
     """absl's --helpfull (every module's flags) works as in any absl program, and --helpshort as --help."""
@@ -230,3 +234,75 @@ def test_every_command_answers_helpfull_with_exit_0(tmp_path, command):
         assert "Unknown command line flag" not in result.stderr
         for name in expected:
             assert name in result.stdout, (flag, name)
+
+
+# ----------------------------------------------------------------------------------------------- task-free floors
+# The shared floors learn a task's specifics from its declaration (albert_tf.checkpoints.heads,
+# albert_tf.tasks.registry) and name no task: no identifier, attribute, import or string (docstrings aside) that
+# names one of the built-in tasks, their models or their head names.
+TASK_FREE = ("albert_tf/checkpoints", "albert_tf/export", "albert_tf/training", "albert_tf/cli/export_savedmodel.py")
+TASK_WORDS = re.compile(
+    r"(?<![a-z])(glue|squad|race|mrpc|sst|cola|mnli|qa_outputs|run_classifier|run_squad|run_race)(?![a-z])"
+    r"|multiple_?choice|albertclassifier|albertsquad",
+    re.IGNORECASE,
+)
+# The official checkpoints' top-level fine-tuning head names (as whole strings: the pretraining heads' names end the
+# same way).
+HEAD_STRINGS = {"output_weights", "output_bias"}
+# A file name, not a task's code: where albert-tf 0.1's run_classifier kept what run.json keeps now.
+ALLOWED = {"run_classifier.json"}
+
+
+def task_names_in(path) -> list[str]:
+    """``file:line: word`` for every code token of ``path`` that names a task (docstrings are prose, not code)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docstrings = {
+        id(node.body[0].value) for node in ast.walk(tree)
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body
+        and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)
+        and isinstance(node.body[0].value.value, str)
+    }
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            words = [node.id]
+        elif isinstance(node, ast.Attribute):
+            words = [node.attr]
+        elif isinstance(node, ast.alias):
+            words = [node.name]
+        elif isinstance(node, ast.ImportFrom):
+            words = [node.module or ""]
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            words = [node.name]
+        elif isinstance(node, ast.arg):
+            words = [node.arg]
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
+            words = [node.value]
+        else:
+            continue
+        strings = isinstance(node, ast.Constant)
+        found += [f"{path.relative_to(ROOT)}:{node.lineno}: {w[:80]!r}" for w in words if w not in ALLOWED
+                  and (TASK_WORDS.search(w) or (strings and w in HEAD_STRINGS))]
+    return found
+
+
+def test_shared_floors_name_no_task():
+    paths = [p for place in TASK_FREE for p in ([ROOT / place] if place.endswith(".py")
+                                                else sorted((ROOT / place).rglob("*.py")))]
+    assert len(paths) > 30
+    offenders = [line for path in paths for line in task_names_in(path)]
+    assert not offenders, "a shared floor names a task (declare it in the task's package instead):\n" + "\n".join(
+        offenders)
+
+
+def test_the_task_name_check_sees_task_names(tmp_path):
+    sample = tmp_path / "x.py"
+    sample.write_text('"""A docstring may say squad."""\nfrom albert_tf.tasks.race.model import AlbertMultipleChoice\n'
+                      'HEADS = {"squad_v1": 1, "output_bias": 2}\n'
+                      'if task == "cls/predictions/output_bias" and glue: pass\n', encoding="utf-8")
+    sample = sample.rename(ROOT / "tests" / f"_task_name_probe_{os.getpid()}.py")
+    try:
+        found = task_names_in(sample)
+    finally:
+        sample.unlink()
+    assert len(found) == 5 and not any("docstring" in f or "cls/predictions" in f for f in found), found

@@ -61,6 +61,7 @@ def test_pretraining_step_smoke_with_bf16():
     assert "last_layer_subset_gain" in report
 
 
+@pytest.mark.heavy
 def test_bf16_step_computes_in_bfloat16():
     """The benchmark's albert_tf_bf16 and keras_hub_bf16 workers set mixed_bfloat16 before building: the encoder's
     matmuls then run in bfloat16 with float32 variables, and the loss stays float32 and close to the float32

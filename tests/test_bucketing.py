@@ -168,7 +168,7 @@ def _trimmed(batch: dict) -> dict:
 
 
 def test_classifier_outputs_on_a_trimmed_batch_equal_fixed_padding():
-    from albert_tf.modeling.classifier import AlbertClassifier, classifier_logits
+    from albert_tf.tasks.glue.model import AlbertClassifier, classifier_logits
 
     model = AlbertClassifier(_tiny_config(), 3)
     batch = _batch(LENGTHS)
@@ -182,7 +182,7 @@ def test_classifier_outputs_on_a_trimmed_batch_equal_fixed_padding():
 
 @pytest.mark.parametrize("version_2", [False, True])
 def test_squad_outputs_on_a_trimmed_batch_equal_fixed_padding(version_2):
-    from albert_tf.modeling.squad import AlbertSquad
+    from albert_tf.tasks.squad.model import AlbertSquad
 
     model = AlbertSquad(_tiny_config(), version_2_with_negative=version_2, start_n_top=3, end_n_top=3,
                         dropout_prob=0.0)
@@ -212,7 +212,7 @@ def test_squad_outputs_on_a_trimmed_batch_equal_fixed_padding(version_2):
 
 
 def test_multiple_choice_outputs_on_a_trimmed_batch_equal_fixed_padding():
-    from albert_tf.modeling.multiple_choice import AlbertMultipleChoice
+    from albert_tf.tasks.race.model import AlbertMultipleChoice
 
     model = AlbertMultipleChoice(_tiny_config(), num_choices=4)
     rows = [_batch([10, 12, 40, 8], seed=1), _batch([5, 25, 5, 17], seed=2)]
@@ -277,6 +277,7 @@ def _glue_subset(tmp_path, rows: int) -> str:
     return str(target)
 
 
+@pytest.mark.heavy
 def test_glue_mrpc_eval_metrics_with_bucketing_equal_fixed_padding(tmp_path):
     from albert_tf.tasks import glue
 
@@ -323,6 +324,7 @@ def _squad_subset(tmp_path, n: int, answerable_only: bool) -> str:
     return str(path)
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("version_2", [True, False])
 def test_squad_eval_metrics_with_bucketing_equal_fixed_padding(tmp_path, version_2):
     from albert_tf.tasks import squad
@@ -347,7 +349,7 @@ def _check_nbest_over_padding(squad, tmp_path, checkpoint: str, masked: dict, co
     them, and everything else equals the default run's outputs. (Whether a padding position then takes an n-best
     slot depends on the model: the v1 loss softmaxes over padding too and pushes those logits down; after these 10
     steps none of the 63 windows has one among its 20 best starts, so the answers are the same here.)"""
-    from albert_tf.modeling.squad import MASK_VALUE
+    from albert_tf.tasks.squad.model import MASK_VALUE
 
     config = squad.make_config(output_dir=str(tmp_path / "eval-official"), do_eval=True, bucket_lengths="none",
                                nbest_over_padding=True, **common)

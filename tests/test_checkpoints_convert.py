@@ -34,6 +34,7 @@ def official_dir(tmp_path, groups=2, inner=2, drop=(), extra=None, name="orig"):
     return c, arrays, prefix
 
 
+@pytest.mark.heavy
 def test_official_to_hf_to_keras_to_official_is_lossless(tmp_path):
     pytest.importorskip("safetensors")
     c, arrays, prefix = official_dir(tmp_path)
@@ -81,6 +82,7 @@ def official_heads():
     return [n for n in random_official_arrays(AlbertConfig(**TINY), 0) if n.startswith("cls/")]
 
 
+@pytest.mark.heavy
 def test_partial_load_prints_report_and_refuses_unless_allowed(tmp_path):
     c, arrays, prefix = official_dir(tmp_path, drop=["bert/pooler/dense/bias"])
     logs = []

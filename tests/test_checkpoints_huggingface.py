@@ -102,6 +102,7 @@ def max_diff(a, b):
 # ----------------------------------------------------------------------------- names
 
 
+@pytest.mark.heavy
 def test_every_hf_parameter_maps_to_a_spec_name_and_back():
     config = hf_config()
     model = transformers.AlbertForPreTraining(config)
@@ -248,7 +249,7 @@ def test_pytorch_model_bin_is_read_with_weights_only(tmp_path):
 
 def test_sequence_classification_head_both_ways(tmp_path):
     """AlbertForSequenceClassification.classifier <-> official output_weights <-> our AlbertClassifier."""
-    from albert_tf.modeling.classifier import AlbertClassifier
+    from albert_tf.tasks.glue.model import AlbertClassifier
 
     config = hf_config(num_labels=3)
     reference = hf_model(transformers.AlbertForSequenceClassification, config, seed=5)

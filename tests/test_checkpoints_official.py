@@ -223,6 +223,7 @@ def model_outputs(model, c: AlbertConfig):
     "groups,inner,module,slots",
     [(1, 1, False, False), (1, 1, True, True), (2, 2, False, True), (2, 2, True, False)],
 )
+@pytest.mark.heavy
 def test_tf1_saver_checkpoint_loads_where_spec_says(tmp_path, groups, inner, module, slots):
     c = AlbertConfig(**TINY, num_hidden_groups=groups, inner_group_num=inner)
     arrays = random_official_arrays(c, seed=groups * 10 + inner)

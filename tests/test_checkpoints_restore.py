@@ -17,7 +17,7 @@ from albert_tf.checkpoints import (
 from albert_tf.checkpoints.native import save_native
 from albert_tf.config import AlbertConfig
 from albert_tf.modeling import AlbertEncoder, AlbertPretrainer
-from albert_tf.modeling.classifier import AlbertClassifier
+from albert_tf.tasks.glue.model import AlbertClassifier
 
 CONFIG = AlbertConfig(**TINY, num_hidden_groups=2, inner_group_num=2)
 
@@ -89,6 +89,7 @@ def test_trainer_checkpoint_into_classifier(tmp_path):
     assert_backbone_equal(model, model_official_arrays(source))
 
 
+@pytest.mark.heavy
 def test_object_checkpoint_and_keras_file(tmp_path):
     source = AlbertPretrainer(CONFIG)
     arrays = model_official_arrays(source)
@@ -102,6 +103,7 @@ def test_object_checkpoint_and_keras_file(tmp_path):
         assert_backbone_equal(encoder, arrays)
 
 
+@pytest.mark.heavy
 def test_object_checkpoint_of_another_size_is_refused(tmp_path):
     prefix = save_native(AlbertPretrainer(CONFIG), str(tmp_path / "tf2" / "ckpt-1"))
     with pytest.raises(CheckpointError, match="checkpoint and config disagree"):

@@ -32,7 +32,7 @@ def _softmax(x):
 def _tiny(num_labels, seq):
     import keras
 
-    from albert_tf.modeling.classifier import AlbertClassifier
+    from albert_tf.tasks.glue.model import AlbertClassifier
     from albert_tf.tokenization import AlbertPreprocessor, FullTokenizer
 
     tokenizer = FullTokenizer(spm_model_file=str(shared_path("spm", "30k-clean.model")))
@@ -43,10 +43,12 @@ def _tiny(num_labels, seq):
     return tokenizer, model, AlbertPreprocessor.from_tokenizer(tokenizer, seq)
 
 
+@pytest.mark.heavy
 def test_export_answers_raw_text_like_keras_in_tf1_session(tmp_path):
     import tensorflow as tf
 
-    from albert_tf.export import serving
+    from albert_tf.export import savedmodel
+    from albert_tf.tasks.glue import export as serving
 
     seq = 48
     tokenizer, model, pre = _tiny(3, seq)
@@ -65,7 +67,7 @@ def test_export_answers_raw_text_like_keras_in_tf1_session(tmp_path):
 
     cls_dir = str(tmp_path / "cls" / "1")
     serving.export_classifier(model, cls_dir, labels=labels, text_pair=True, preprocessor=pre, threshold=0.25)
-    assert serving.load_export_info(cls_dir)["labels"] == labels
+    assert savedmodel.load_export_info(cls_dir)["labels"] == labels
     ids_feeds = {k: [getattr(f, k) for f in py] for k in ("input_ids", "input_mask", "segment_ids")}
     # The official receiver: serialized tf.train.Example records, as the feature cache writes them.
     examples = [as_json_text(glue._serialize(f, False)) for f in py]
@@ -116,12 +118,14 @@ def _xla_functions(export_dir: str) -> list[str]:
     return [f.signature.name for f in library.function if f.attr["_XlaMustCompile"].b]
 
 
+@pytest.mark.heavy
 def test_jit_compile_export_answers_like_keras_in_tf1_session(tmp_path):
     """export_classifier(jit_compile=True): the forward is an XLA function in every signature, the answers equal
     the Keras model's through the TF1 loader (TF Serving's), raw text and token ids alike."""
     import tensorflow as tf
 
-    from albert_tf.export import serving
+    from albert_tf.export import savedmodel
+    from albert_tf.tasks.glue import export as serving
 
     seq = 32
     _, model, pre = _tiny(2, seq)
@@ -132,7 +136,7 @@ def test_jit_compile_export_answers_like_keras_in_tf1_session(tmp_path):
     plain, xla = str(tmp_path / "plain" / "1"), str(tmp_path / "xla" / "1")
     serving.export_classifier(model, plain, labels=["0", "1"], text_pair=True, preprocessor=pre)
     serving.export_classifier(model, xla, labels=["0", "1"], text_pair=True, preprocessor=pre, jit_compile=True)
-    assert serving.load_export_info(xla)["jit_compile"] is True
+    assert savedmodel.load_export_info(xla)["jit_compile"] is True
     assert _xla_functions(xla) and not _xla_functions(plain)
     ids = {k: feats[k].numpy().tolist() for k in ("input_ids", "input_mask", "segment_ids")}
     got = serve_in_fresh_process(
@@ -151,7 +155,7 @@ def test_jit_compile_export_answers_like_keras_in_tf1_session(tmp_path):
 def test_regression_single_sentence_export_returns_scores(tmp_path):
     import tensorflow as tf
 
-    from albert_tf.export import serving
+    from albert_tf.tasks.glue import export as serving
 
     _, regressor, pre = _tiny(1, 32)
     a = [p[0] for p in PAIRS]
@@ -166,7 +170,7 @@ def test_regression_single_sentence_export_returns_scores(tmp_path):
 
 
 def test_export_refuses_non_empty_dir_and_label_mismatch(tmp_path):
-    from albert_tf.export import serving
+    from albert_tf.tasks.glue import export as serving
 
     class Dummy:
         num_labels = 2
@@ -241,7 +245,7 @@ def test_export_savedmodel_cli_from_a_trainer_checkpoint(tmp_path):
 
 def test_every_export_is_written_under_a_temporary_name_and_renamed(tmp_path):
     """The one SavedModel writer of the package: a failed write leaves nothing, a finished one no temporary."""
-    from albert_tf.export.serving import EXPORT_INFO, write_savedmodel_atomic
+    from albert_tf.export.savedmodel import EXPORT_INFO, write_savedmodel_atomic
 
     target = tmp_path / "export" / "7"
 
@@ -285,11 +289,13 @@ def _length_probe():
     return probe
 
 
+@pytest.mark.heavy
 def test_bucketed_export_cuts_each_text_request_to_its_bucket(tmp_path):
     import tensorflow as tf
     import tensorflow_text  # noqa: F401 (SentencePiece ops of the raw-text signature)
 
-    from albert_tf.export import serving
+    from albert_tf.export import savedmodel
+    from albert_tf.tasks.glue import export as serving
 
     _, _, pre = _tiny(2, 128)
     short = ("The cat sat on the mat.", "A dog.")  # 14 tokens packed -> bucket 32
@@ -299,8 +305,8 @@ def test_bucketed_export_cuts_each_text_request_to_its_bucket(tmp_path):
         exports[name] = str(tmp_path / name / "1")
         serving.export_classifier(_length_probe(), exports[name], labels=["a", "b"], text_pair=True,
                                   preprocessor=pre, bucket_lengths=buckets)
-    assert serving.load_export_info(exports["bucketed"])["bucket_lengths"] == [32, 48, 64, 128]
-    assert serving.load_export_info(exports["fixed"])["bucket_lengths"] is None
+    assert savedmodel.load_export_info(exports["bucketed"])["bucket_lengths"] == [32, 48, 64, 128]
+    assert savedmodel.load_export_info(exports["fixed"])["bucket_lengths"] is None
     loaded = {k: tf.saved_model.load(v) for k, v in exports.items()}
 
     def lengths(name, signature, **feeds):
@@ -329,13 +335,14 @@ def test_bucketed_export_cuts_each_text_request_to_its_bucket(tmp_path):
     assert lengths("bucketed", "serve_token_ids", input_ids=ids, input_mask=mask, segment_ids=0 * ids) == [200, 200]
 
 
+@pytest.mark.heavy
 def test_bucketed_export_answers_like_fixed_padding(tmp_path):
     """The real classifier: short requests through the bucketed export (the default) give the fixed-padding
     export's logits and the Keras model's at full padding."""
     import tensorflow as tf
     import tensorflow_text  # noqa: F401
 
-    from albert_tf.export import serving
+    from albert_tf.tasks.glue import export as serving
 
     _, model, pre = _tiny(2, 128)
     a = ["The cat sat on the mat.", "Héllo WORLD, it's 1999,2000.", "", "Tiếng Việt có dấu."]

@@ -22,6 +22,8 @@ from conftest import ROOT
 
 from albert_tf.config import AlbertConfig
 
+pytestmark = pytest.mark.heavy  # module fixtures build and export models
+
 SEQ = 32
 LONG = ("The quick brown fox jumps over the lazy dog; naïve café owners, 1,000 times. " * 40)[:3000]
 SINGLES = ["Hello world!", "", "Héllo WORLD, it's 1999,2000 — “quoted” ﬁne text.", LONG, "Tiếng Việt có dấu."]

@@ -16,6 +16,8 @@ from albert_tf.config import AlbertConfig
 from albert_tf.data import race
 from albert_tf.data.race.reader import RaceExample
 
+pytestmark = pytest.mark.heavy  # module fixtures build and export models
+
 SEQ, QA = 64, 16
 BAD_BYTES = (b"Caf\xe9 article \xff\xfe text", b"Which _ is \xc3\x28 right?", b"opt\x80ion")
 KEYS = ("input_ids", "input_mask", "segment_ids")
@@ -41,8 +43,8 @@ def exported(spm_model, tmp_path_factory):
     """(tokenizer, Keras model, export dir) of a tiny 4-choice model whose vocab is the SentencePiece model's."""
     import keras
 
-    from albert_tf.export.multiple_choice import export_multiple_choice
-    from albert_tf.modeling.multiple_choice import AlbertMultipleChoice
+    from albert_tf.tasks.race.export import export_multiple_choice
+    from albert_tf.tasks.race.model import AlbertMultipleChoice
     from albert_tf.tokenization import AlbertPreprocessor, FullTokenizer
 
     tokenizer = FullTokenizer(spm_model_file=str(spm_model))
@@ -79,7 +81,7 @@ def test_raw_text_signature_equals_keras_on_python_features(exported):
     import tensorflow as tf
 
     from albert_tf.export import load_export_info
-    from albert_tf.export.multiple_choice import RaceFeaturizer
+    from albert_tf.tasks.race.export import RaceFeaturizer
     from albert_tf.tokenization import AlbertPreprocessor
 
     tokenizer, model, export_dir = exported
@@ -150,7 +152,7 @@ def test_export_savedmodel_cli_task_race(spm_model, tmp_path):
 
     from albert_tf import checkpoints as checkpointing
     from albert_tf.export import load_export_info, run_tf1_session
-    from albert_tf.modeling.multiple_choice import AlbertMultipleChoice
+    from albert_tf.tasks.race.model import AlbertMultipleChoice
     from albert_tf.tokenization import FullTokenizer
 
     vocab = FullTokenizer(spm_model_file=str(spm_model)).vocab_size

@@ -19,6 +19,8 @@ from tf1_client import as_json_text, serve_in_fresh_process
 from albert_tf.config import AlbertConfig
 from albert_tf.data.squad.reader import SquadExample
 
+pytestmark = pytest.mark.heavy  # module fixtures build and export models
+
 SEQ, STRIDE, QUERY = 64, 24, 16
 LONG = " ".join(f"Sentence {i} says the river No. {i} flows {i * 3} miles, to the sea." for i in range(40))
 # Accents precomposed and decomposed, ligatures (one character, two normalised), İ (lower() adds a combining mark),
@@ -57,7 +59,7 @@ def tokenizer(spm_model):
 
 
 def _featurizer(tokenizer, seq=SEQ, stride=STRIDE, query=QUERY):
-    from albert_tf.export.squad import SquadFeaturizer
+    from albert_tf.tasks.squad.export import SquadFeaturizer
     from albert_tf.tokenization import AlbertPreprocessor
 
     return SquadFeaturizer(AlbertPreprocessor.from_tokenizer(tokenizer, seq), stride, query)
@@ -66,7 +68,7 @@ def _featurizer(tokenizer, seq=SEQ, stride=STRIDE, query=QUERY):
 def _model(tokenizer, version_2: bool, seed: int = 3):
     import keras
 
-    from albert_tf.modeling.squad import AlbertSquad
+    from albert_tf.tasks.squad.model import AlbertSquad
 
     config = AlbertConfig.from_preset("albert_tiny").replace(vocab_size=tokenizer.vocab_size)
     keras.utils.set_random_seed(seed)
@@ -130,7 +132,7 @@ def test_in_graph_answers_equal_python_postprocess(tokenizer, version_2):
     """Same windows, same model outputs: the graph's answers, offsets and null scores are the Python ones."""
     from albert_tf.data.squad.features import convert_examples_to_features
     from albert_tf.evaluation.squad_predictions import postprocess
-    from albert_tf.export.squad import SquadAnswerer
+    from albert_tf.tasks.squad.export import SquadAnswerer
 
     # Without the Hangul paragraph: the official gives it no window, the graph does (previous test).
     examples = _examples(EDGE[:7] + EDGE[8:]) + (_real_examples(120) if shared_path("squad").is_dir() else [])
@@ -168,7 +170,7 @@ def test_in_graph_answers_equal_python_postprocess(tokenizer, version_2):
 @pytest.fixture(scope="module")
 def exports(tokenizer, tmp_path_factory):
     """(model, export dir) for v1 and v2 tiny models with random weights."""
-    from albert_tf.export.squad import export_squad
+    from albert_tf.tasks.squad.export import export_squad
     from albert_tf.tokenization import AlbertPreprocessor
 
     out = {}
@@ -186,7 +188,7 @@ def test_tf1_session_loader_raw_text_ids_and_bad_requests(tokenizer, exports, tm
     bad requests (batch sizes that disagree, id shapes, bytes that are not UTF-8) are answered or refused with a
     message."""
     from albert_tf.export import load_export_info
-    from albert_tf.export.squad import SquadAnswerer
+    from albert_tf.tasks.squad.export import SquadAnswerer
 
     examples = _examples(EDGE)
     raw = {"question": [e.question_text for e in examples], "context": [e.paragraph_text for e in examples]}

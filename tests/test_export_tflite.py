@@ -14,6 +14,8 @@ import pytest
 
 from albert_tf.config import AlbertConfig
 
+pytestmark = pytest.mark.heavy  # module fixtures build and export models
+
 SEQ = 32
 KEYS = ("input_ids", "input_mask", "segment_ids")
 TOL = 1e-4
@@ -111,8 +113,8 @@ def classifier_export(tokenizer, preprocessor, inputs, tmp_path_factory):
     to the default ``<export>/model.tflite``."""
     import keras
 
-    from albert_tf.export.serving import export_classifier
-    from albert_tf.modeling.classifier import AlbertClassifier
+    from albert_tf.tasks.glue.export import export_classifier
+    from albert_tf.tasks.glue.model import AlbertClassifier
 
     keras.utils.set_random_seed(7)
     model = AlbertClassifier(_config(tokenizer), num_labels=3)
@@ -124,7 +126,7 @@ def classifier_export(tokenizer, preprocessor, inputs, tmp_path_factory):
 
 
 def test_classifier_token_ids_tflite_equals_savedmodel(classifier_export, inputs):
-    from albert_tf.export.serving import IDS_SIGNATURE, run_tf1_session
+    from albert_tf.export.savedmodel import IDS_SIGNATURE, run_tf1_session
     from albert_tf.export.tflite import run_tflite, signature_inputs
 
     export_dir, path = classifier_export
@@ -145,8 +147,8 @@ def test_regression_token_ids_tflite_equals_savedmodel(tokenizer, preprocessor, 
     """STS-B style (labels=None): ``score`` and ``logits``; written to an explicit output path."""
     import keras
 
-    from albert_tf.export.serving import export_classifier
-    from albert_tf.modeling.classifier import AlbertClassifier
+    from albert_tf.tasks.glue.export import export_classifier
+    from albert_tf.tasks.glue.model import AlbertClassifier
 
     keras.utils.set_random_seed(11)
     model = AlbertClassifier(_config(tokenizer), num_labels=1)
@@ -173,8 +175,8 @@ def test_squad_token_ids_tflite_equals_savedmodel(tokenizer, preprocessor, input
     ``cls_logits``; the indices are equal, the floats within 1e-4."""
     import keras
 
-    from albert_tf.export.squad import export_squad
-    from albert_tf.modeling.squad import AlbertSquad
+    from albert_tf.tasks.squad.export import export_squad
+    from albert_tf.tasks.squad.model import AlbertSquad
 
     keras.utils.set_random_seed(3)
     model = AlbertSquad(_config(tokenizer), version_2_with_negative=version_2)
@@ -191,8 +193,8 @@ def test_race_token_ids_tflite_equals_savedmodel(tokenizer, preprocessor, inputs
     """RACE ``serve_ids``: [B, 4, L] ids -> probabilities, answer letter and logits."""
     import keras
 
-    from albert_tf.export.multiple_choice import IDS_SIGNATURE, export_multiple_choice
-    from albert_tf.modeling.multiple_choice import AlbertMultipleChoice
+    from albert_tf.tasks.race.export import IDS_SIGNATURE, export_multiple_choice
+    from albert_tf.tasks.race.model import AlbertMultipleChoice
 
     keras.utils.set_random_seed(7)
     model = AlbertMultipleChoice(_config(tokenizer))

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from albert_tf.config import AlbertConfig
-from albert_tf.modeling.classifier import AlbertClassifier, classification_loss
+from albert_tf.tasks.glue.model import AlbertClassifier, classification_loss
 
 CONFIG = AlbertConfig.from_preset("albert_tiny")
 

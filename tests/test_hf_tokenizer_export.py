@@ -34,7 +34,8 @@ import numpy as np
 import pytest
 from conftest import golden_cases, shared_path
 
-from albert_tf.checkpoints.huggingface import require_safetensors, save_huggingface, save_huggingface_tokenizer
+from albert_tf.checkpoints.huggingface import require_safetensors, save_huggingface
+from albert_tf.checkpoints.huggingface_tokenizer import save_huggingface_tokenizer
 from albert_tf.checkpoints.report import CheckpointError
 from albert_tf.config import AlbertConfig
 from albert_tf.tokenization.sentencepiece_tokenizer import needs_digit_comma_reencode
@@ -155,6 +156,7 @@ def test_export_writes_the_tokenizer_files(exported):
 # ----------------------------------------------------------------------------- transformers
 
 
+@pytest.mark.heavy
 @pytest.mark.parity
 @pytest.mark.parametrize("do_lower_case", [True, False])
 def test_auto_tokenizer_gives_the_official_ids(do_lower_case, exported, exported_cased):
@@ -193,6 +195,7 @@ def test_tokenizer_json_alone_gives_the_official_ids(do_lower_case, exported, ex
     assert (equal, len(known["digit-comma"])) == (148, 0)
 
 
+@pytest.mark.heavy
 @pytest.mark.parity
 def test_tokenizer_json_applies_the_digit_comma_rule_on_real_text(exported):
     """Every MRPC training sentence (7,336): ``tokenizer.json`` against the official tokenizer (albert-tf's

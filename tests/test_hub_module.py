@@ -95,6 +95,7 @@ def test_bad_handles_one_line(tmp_path, handle, message):
         resolve_hub_module(handle.format(tmp=tmp_path))
 
 
+@pytest.mark.heavy
 def test_run_classifier_with_hub_module(hub_dir, tmp_path, config):
     """One AdamW step at lr 1e-5 from the module: the backbone is the module's (not a random init)."""
     from albert_tf.data.sample_corpus import write_weather_task

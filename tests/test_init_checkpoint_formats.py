@@ -46,3 +46,30 @@ def test_init_from_huggingface_dir(tmp_path):
 def test_missing_path_is_a_clear_error(tmp_path):
     with pytest.raises(CheckpointInitError, match="does not exist|not found|no checkpoint"):
         init_from_checkpoint(built(1), str(tmp_path / "nothing_here"))
+
+
+def test_an_official_checkpoint_is_resolved_and_opened_once_per_load(tmp_path, monkeypatch):
+    """The format detector opens the checkpoint and the loader reads through what it opened."""
+    from albert_tf.checkpoints import official, paths
+    from albert_tf.checkpoints.official import save_official_checkpoint
+
+    source = built(1)
+    save_official_checkpoint(source, str(tmp_path / "model.ckpt-5"))
+    counts = {"resolve": 0, "open": 0}
+
+    def counted(name, function):
+        def wrapper(*args, **kwargs):
+            counts[name] += 1
+            return function(*args, **kwargs)
+        return wrapper
+
+    reader = counted("open", paths.checkpoint_reader)
+    for module in (paths, official):
+        monkeypatch.setattr(module, "checkpoint_reader", reader)
+    resolve = counted("resolve", paths.resolve_checkpoint_path)
+    monkeypatch.setattr(official, "resolve_checkpoint_path", resolve)
+    monkeypatch.setattr(paths, "resolve_checkpoint_path", resolve)
+    target = built(2)
+    init_from_checkpoint(target, str(tmp_path))  # a directory: resolved to its prefix once
+    assert counts == {"resolve": 1, "open": 1}
+    assert_same_weights(source, target)

@@ -18,9 +18,11 @@ from conftest import shared_path
 
 from albert_tf.config import PRESETS, AlbertConfig, ConfigError
 from albert_tf.data import glue
-from albert_tf.modeling import AlbertClassifier, AlbertEncoder, AlbertPretrainer
-from albert_tf.modeling.classifier import classification_loss, classifier_logits
+from albert_tf.modeling import AlbertEncoder, AlbertPretrainer
+from albert_tf.tasks.glue.model import AlbertClassifier, classification_loss, classifier_logits
 from albert_tf.tokenization import FullTokenizer
+
+pytestmark = pytest.mark.heavy  # module fixtures build and export models
 
 MODEL_INPUTS = ("input_ids", "input_mask", "segment_ids")
 MAX_SEQ_LENGTH = 32

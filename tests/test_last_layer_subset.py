@@ -114,6 +114,7 @@ def max_differences(full, subset, feats, step=losses_and_grads) -> dict[str, flo
     return diffs
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_losses_and_gradients_equal_the_full_computation(case):
     c, sharing = CASES[case]
@@ -123,6 +124,7 @@ def test_losses_and_gradients_equal_the_full_computation(case):
     assert max(diffs.values()) < TOL, diffs
 
 
+@pytest.mark.heavy
 def test_equal_under_jit_compile():
     c, sharing = CASES["groups3_inner2"]
     full, subset = pair(c, sharing, seed=2)

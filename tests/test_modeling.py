@@ -42,6 +42,7 @@ def random_inputs(batch=3, seq=9, vocab=1000, seed=0, pad=True):
     return {"input_ids": ids, "input_mask": mask, "segment_ids": seg}
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("preset", sorted(SPEC_COUNTS))
 def test_parameter_counts_match_spec(preset):
     cfg = AlbertConfig.from_preset(preset)
@@ -57,12 +58,14 @@ def test_v1_and_v2_have_the_same_counts():
         assert v1 == v2
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("preset, low, high", [("bert_base", 105e6, 112e6), ("bert_large", 330e6, 340e6)])
 def test_bert_equivalents(preset, low, high):
     n = AlbertEncoder(AlbertConfig.from_preset(preset)).count_params()
     assert low <= n <= high
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("sharing", ["all", "attention", "ffn", "none"])
 @pytest.mark.parametrize("groups", [1, 2])
 def test_sharing_ablation_parameter_counts(sharing, groups):
@@ -242,6 +245,7 @@ def test_mlm_head_is_tied_to_word_embeddings():
     assert not np.allclose(before, after)
 
 
+@pytest.mark.heavy
 def test_table1_unshared_equivalent_is_measured_correctly():
     """The demo's shortcut (1-layer model + (L-1) blocks) equals building BERT-base outright."""
     from albert_tf.demo.table1 import measure

@@ -95,6 +95,7 @@ def test_encoder_keras_round_trip(tmp_path):
     assert len(after["encoder_outputs"]) == 2
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("seed", [0, 1, 2, 3])
 def test_mixed_bfloat16_close_to_float32(seed):
     keras.utils.set_random_seed(seed)
@@ -138,6 +139,7 @@ def _train_step_fn(model, optimizer, jit_compile):
     return step
 
 
+@pytest.mark.heavy
 def test_train_step_with_jit_compile_matches_graph_mode():
     cfg = tiny()
     feats = {k: tf.constant(v) for k, v in features().items()}
@@ -198,6 +200,7 @@ MIRRORED_SCRIPT = textwrap.dedent(
 )
 
 
+@pytest.mark.heavy
 def test_train_step_under_two_replica_mirrored_strategy(tmp_path):
     """Per-replica losses on half batches average to the single-device loss; updates agree."""
     import json

@@ -24,8 +24,9 @@ from albert_tf.checkpoints.official import (
 )
 from albert_tf.checkpoints.report import assign_official_arrays, model_official_arrays
 from albert_tf.config import AlbertConfig
-from albert_tf.modeling import AlbertMultipleChoice, AlbertPretrainer
-from albert_tf.modeling.multiple_choice import (
+from albert_tf.modeling import AlbertPretrainer
+from albert_tf.tasks.race.model import (
+    AlbertMultipleChoice,
     multiple_choice_loss,
     multiple_choice_per_example_loss,
     multiple_choice_predictions,
@@ -263,6 +264,7 @@ def test_mixed_bfloat16_gives_float32_logits():
     assert np.isfinite(float(multiple_choice_loss(model(x, training=True), np.array([0, 1, 2]))))
 
 
+@pytest.mark.heavy
 def test_train_step_under_one_device_strategy_and_keras_fit():
     x = features()
     labels = np.array([0, 3, 1], "int32")

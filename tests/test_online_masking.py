@@ -165,6 +165,7 @@ def _check_one(rec, out, budget, original):
     return k, target
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("budget", [20, 7])
 def test_masks_are_whole_words_never_special_and_counted(real, budget):
     reads = _online(real["files"], _config(real["vocab_size"], budget), epochs=1)
@@ -203,6 +204,7 @@ def _write(path, rows):
             writer.write(tf.train.Example(features=tf.train.Features(feature=features)).SerializeToString())
 
 
+@pytest.mark.heavy
 def test_statistics_match_the_offline_masker(real):
     """80/10/10 within binomial tolerance; drawn n-gram lengths ∝ 1/n; masked-word runs as the offline records."""
     reads = _online(real["files"], _config(real["vocab_size"], 20), epochs=3)
@@ -229,6 +231,7 @@ def _positions(dataset, batches):
     return [b["masked_lm_positions"] for b in dataset.take(batches).as_numpy_iterator()]
 
 
+@pytest.mark.heavy
 def test_epochs_differ_seeds_repeat_and_resume_is_exact(real, tmp_path):
     n, vocab_size = len(real["originals"]), real["vocab_size"]
 
@@ -318,6 +321,7 @@ def test_mask_example_on_a_tiny_sequence():
 
 
 # ---------------------------------------------------------------------- run_pretraining --masked_lm_budget
+@pytest.mark.heavy
 def test_run_pretraining_with_masked_lm_budget(tmp_path):
     train = write_synthetic_records(str(tmp_path / "train.tfrecord"), 64, SEQ, PRED, VOCAB, seed=0)
     heldout = write_synthetic_records(str(tmp_path / "heldout.tfrecord"), 16, SEQ, PRED, VOCAB, seed=1)

@@ -464,6 +464,7 @@ def test_entry_point_section_commands_and_names_exist():
     assert not problems, "\n".join(problems)
 
 
+@pytest.mark.heavy
 def test_the_checker_catches_a_wrong_name_flag_and_test():
     """The checks above are not vacuous: each kind of mistake is reported."""
     assert not name_problems("albert_tf.modeling.encoder.AlbertEncoder")
@@ -528,6 +529,7 @@ def flag_value_problems(spans: list[str], where: str) -> list[str]:
     return problems
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("doc", DOC_PAGES)
 def test_flag_values_written_in_the_docs_are_accepted(doc):
     text = (ROOT / doc).read_text(encoding="utf-8")
@@ -587,6 +589,7 @@ def test_commands_in_the_docs_code_blocks_parse(doc):
     assert not problems, "\n".join(problems)
 
 
+@pytest.mark.heavy
 def test_the_docs_build_as_a_site(tmp_path):
     """``mkdocs build`` (mkdocs.yml) makes a page of every docs/*.md, and the nav lists every page."""
     pytest.importorskip("mkdocs")

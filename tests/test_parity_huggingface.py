@@ -64,6 +64,7 @@ def batch(seed=1):
     return ids, mask, seg, positions
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("groups, inner", [(1, 1), (2, 1), (1, 2), (2, 2)])
 @pytest.mark.parametrize("embedding", [16, 32], ids=["E<H", "E=H"])
 def test_pretrainer_matches_transformers(groups, inner, embedding):

@@ -74,6 +74,7 @@ def _beam(tmp_path, files, spec, config, options, name="beam", shards=3):
                                         log=None)
 
 
+@pytest.mark.heavy
 def test_beam_writes_the_local_records_in_memory_and_multi_process(tmp_path, text_files, spec):
     config = PretrainingDataConfig(**CONFIG)
     local = _local(tmp_path, text_files, spec, config)
@@ -101,6 +102,7 @@ def test_beam_writes_the_local_records_in_memory_and_multi_process(tmp_path, tex
                                                           "r-00002-of-00003", "r.json"]
 
 
+@pytest.mark.heavy
 def test_shard_order_is_the_key_order(tmp_path, text_files, spec):
     """Records within a Beam shard are sorted by their keys; a key does not depend on the shard count."""
     config = PretrainingDataConfig(**{**CONFIG, "dupe_factor": 1})
@@ -111,6 +113,7 @@ def test_shard_order_is_the_key_order(tmp_path, text_files, spec):
     assert 0 <= record_key(7, 3, 5) < 1 << 63
 
 
+@pytest.mark.heavy
 def test_bad_input_counted_as_locally(tmp_path, text_files, spec):
     """Empty and blank-only files and latin-1 bytes (read with --input_encoding): the local counts; undecodable
     bytes under utf-8: the local error (file, line, byte offset), no output."""
@@ -156,6 +159,7 @@ def test_missing_beam_gives_the_install_line(monkeypatch):
         _run_beam("in.txt", "out.tfrecord", TokenizerSpec(), PretrainingDataConfig(), "DataflowRunner", [], None)
 
 
+@pytest.mark.heavy
 def test_cli_runner_flag(tmp_path, text_files):
     """--runner and Beam options (the flag and after "--") reach the Beam pipeline; a misuse is one line."""
     model = str(shared_path("spm", "30k-clean.model"))

@@ -81,6 +81,7 @@ def _span(ids):
 
 
 # ------------------------------------------------------------------------------------------ record read-back
+@pytest.mark.heavy
 @pytest.mark.parametrize("tokenizer", ["wordpiece", "spm"])
 @pytest.mark.parametrize("wwm", [True, False])
 def test_records_read_back(tmp_path, corpus_dir, wordpiece_spec, spm_spec, tokenizer, wwm):
@@ -213,6 +214,7 @@ def _order_in_same_doc(docs, a, b):
     return found
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("policy", ["official", "pure", "nsp", "none"])
 def test_sentence_order_policies(tmp_path, corpus_dir, wordpiece_spec, policy):
     corpus = str(corpus_dir / "corpus.txt")
@@ -250,7 +252,7 @@ def test_packed_records_give_back_the_records_in_shuffled_order_after_pickling()
     import array
     import pickle
 
-    from albert_tf.data.pretraining.pipeline import PackedRecords
+    from albert_tf.data.pretraining.chunks import PackedRecords
 
     rng = random.Random(3)
     records = [bytes(rng.randrange(256) for _ in range(rng.randrange(0, 40))) for _ in range(200)]
@@ -270,14 +272,14 @@ def test_packed_records_give_back_the_records_in_shuffled_order_after_pickling()
 def test_chunk_records_are_the_official_shuffle_of_the_created_instances(spm_spec):
     """process_chunk shuffles indices, not records: the same draws and the same permutation as the official
     ``rng.shuffle(instances)`` on the list of records, checked on one chunk against an independent replay."""
-    from albert_tf.data.pretraining.instances import create_instances_from_document
-    from albert_tf.data.pretraining.pipeline import (
+    from albert_tf.data.pretraining.chunks import (
         ChunkContext,
         chunk_seeds,
         documents_from_lines,
         new_counters,
         process_chunk,
     )
+    from albert_tf.data.pretraining.instances import create_instances_from_document
     from albert_tf.data.pretraining.reading import Chunk
 
     config = PretrainingDataConfig(max_seq_length=32, max_predictions_per_seq=5, dupe_factor=2, random_seed=11)
@@ -493,6 +495,7 @@ def test_cli_errors_are_one_line(tmp_path, args, expect, spm_model):
     assert re.search(expect, r.stderr), r.stderr
 
 
+@pytest.mark.heavy
 def test_help_mentions_streaming_difference():
     r = subprocess.run([sys.executable, os.path.join(ROOT, "create_pretraining_data.py"), "--help"],
                        capture_output=True, text=True, timeout=120, cwd=ROOT)

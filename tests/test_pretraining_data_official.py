@@ -405,6 +405,7 @@ def spm_spec(spm_model):
     ],
     ids=["sop-default", "nsp", "permutation-longer-ngrams", "no-wwm"],
 )
+@pytest.mark.heavy
 def test_records_equal_official_spm(tmp_path, corpus, spm_spec, official_kw, project_kw):
     common = {"max_seq_length": 64, "dupe_factor": 2, "random_seed": 7}
     _parity(tmp_path, spm_spec, corpus, {**common, **official_kw}, {**common, **project_kw})

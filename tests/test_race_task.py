@@ -38,6 +38,7 @@ def _count(folder: str) -> dict[str, int]:
     return counts
 
 
+@pytest.mark.heavy
 def test_race_fine_tuning_learns_the_train_questions(tmp_path):
     data_dir = _train_as_every_split(tmp_path)
     counts = _count(os.path.join(data_dir, "RACE", "train"))

@@ -234,7 +234,7 @@ def test_huggingface_directory_on_ram(ram):
 
 
 def test_savedmodel_export_and_info_on_ram(ram):
-    from albert_tf.export.serving import load_export_info, write_savedmodel_atomic
+    from albert_tf.export.savedmodel import load_export_info, write_savedmodel_atomic
 
     module = tf.Module()
     module.v = tf.Variable(3.0)
@@ -250,6 +250,7 @@ def test_savedmodel_export_and_info_on_ram(ram):
         write_savedmodel_atomic(export, lambda tmp: tf.saved_model.save(module, tmp), {})
 
 
+@pytest.mark.heavy
 def test_encoder_export_writes_no_local_scratch(ram, tmp_path, monkeypatch):
     """The encoder export's config asset is staged in ram://, not in a local temporary folder."""
     from albert_tf.export.encoder import export_encoder

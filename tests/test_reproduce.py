@@ -136,6 +136,7 @@ def test_sentence_loss_weight_flag_reaches_the_task():
 
 
 # ----------------------------------------------------------------------------------------------- budgets, counts
+@pytest.mark.heavy
 @pytest.mark.parametrize("budget", ["tiny", "small"])
 def test_parameter_counts_of_every_run_equal_the_hand_formula(budget):
     b = BUDGETS[budget]

@@ -66,6 +66,7 @@ def _read_submission(path):
     return rows[0], rows[1:]
 
 
+@pytest.mark.heavy
 def test_mrpc_end_to_end_cli(tmp_path, tiny_config):
     """Train 20 steps (ckpt every 10), evaluate each checkpoint, keep the best, predict test, warn on random init."""
     glue_dir = shared_path("glue")
@@ -122,6 +123,7 @@ def test_mrpc_end_to_end_cli(tmp_path, tiny_config):
     assert [r[1] for r in rows] == [str(i) for i in probs.argmax(1)]
 
 
+@pytest.mark.heavy
 def test_stsb_end_to_end_and_predict_only(tmp_path, tiny_config):
     """Regression: Pearson is the key metric; scores clipped to [0, 5]; predict-only from a given checkpoint."""
     glue_dir = str(shared_path("glue"))

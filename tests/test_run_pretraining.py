@@ -78,6 +78,7 @@ def assert_fails_early(result, *fragments):
     assert "step 1/" not in result.stdout  # nothing trained
 
 
+@pytest.mark.heavy
 def test_vocab_size_smaller_than_record_ids(tmp_path, records):
     config = str(tmp_path / "albert_config.json")
     AlbertConfig.from_preset("albert_tiny").replace(vocab_size=300).to_json_file(config)
@@ -85,22 +86,26 @@ def test_vocab_size_smaller_than_record_ids(tmp_path, records):
     assert_fails_early(result, "train-0.tfrecord: record 0", "vocab_size is 300")
 
 
+@pytest.mark.heavy
 def test_max_seq_length_different_from_records(tmp_path, records):
     result = run_cli(base_args(records["train"], tmp_path / "out", max_seq_length=64))
     assert_fails_early(result, "train-0.tfrecord: record 0", "'input_ids' has 32 values but --max_seq_length=64")
 
 
+@pytest.mark.heavy
 def test_max_predictions_different_from_records(tmp_path, records):
     result = run_cli(base_args(records["train"], tmp_path / "out", max_predictions_per_seq=20))
     assert_fails_early(result, "'masked_lm_positions' has 5 values but --max_predictions_per_seq=20")
 
 
+@pytest.mark.heavy
 def test_missing_input_glob(tmp_path, records):
     missing = str(tmp_path / "nope-*.tfrecord")
     result = run_cli(base_args(f"{records['train']},{missing}", tmp_path / "out"))
     assert_fails_early(result, "--input_file: no file matches", "nope-*.tfrecord")
 
 
+@pytest.mark.heavy
 def test_init_checkpoint_of_another_model_size(tmp_path, records):
     import tensorflow as tf
 
@@ -116,6 +121,7 @@ def test_init_checkpoint_of_another_model_size(tmp_path, records):
 
 
 # ---------------------------------------------------------------------- a short real run
+@pytest.mark.heavy
 def test_short_run_loss_falls_and_eval_results(tmp_path, records):
     out = tmp_path / "out"
     result = run_cli(
@@ -139,6 +145,7 @@ def test_short_run_loss_falls_and_eval_results(tmp_path, records):
 
 
 # ---------------------------------------------------------------------- flags: presets parse, --help is true
+@pytest.mark.heavy
 def test_flagfiles_parse_and_help_lists_official_flags():
     code = """
 import glob, sys

@@ -101,6 +101,7 @@ def test_convert_finds_the_recorded_tokenizer_unless_it_is_gone_or_changed(token
     assert found == {} and "is gone" in message
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("lower, expect", [(True, "is not the tokenizer the run in"), (False, "--do_lower_case=False")])
 def test_export_savedmodel_refuses_a_tokenizer_other_than_the_runs(spm_model, tmp_path, lower, expect):
     """The check runs before anything is built: one error line, nothing written."""

@@ -312,6 +312,7 @@ def _as_dict(feature: squad.SquadFeature) -> dict:
 # ----------------------------------------------------------------------------------------------------------------
 # 1. Parity with the restatement
 # ----------------------------------------------------------------------------------------------------------------
+@pytest.mark.heavy
 @pytest.mark.parametrize("max_seq_length,doc_stride", [(384, 128), (128, 64)])
 def test_parity_with_official_restatement(tokenizer_30k, subset_a, max_seq_length, doc_stride):
     examples = squad.read_squad_examples(subset_a, is_training=True, version_2_with_negative=True)

@@ -24,8 +24,8 @@ from albert_tf.checkpoints.official import (
 )
 from albert_tf.checkpoints.report import assign_official_arrays, model_official_arrays
 from albert_tf.config import AlbertConfig
-from albert_tf.modeling import AlbertPretrainer, AlbertSquad
-from albert_tf.modeling.squad import squad_loss, squad_per_example_loss
+from albert_tf.modeling import AlbertPretrainer
+from albert_tf.tasks.squad.model import AlbertSquad, squad_loss, squad_per_example_loss
 
 CONFIG = AlbertConfig.from_preset("albert_tiny")
 H = CONFIG.hidden_size
@@ -292,6 +292,7 @@ def test_v2_dropout_only_in_training_and_every_variable_gets_a_gradient():
     assert missing == ["bert/pooler/dense/kernel", "bert/pooler/dense/bias"]
 
 
+@pytest.mark.heavy
 def test_distribution_strategy_and_jit():
     x = features()
     strategy = tf.distribute.OneDeviceStrategy("/cpu:0")

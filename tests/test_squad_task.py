@@ -35,6 +35,7 @@ def _spm() -> str:
     return str(shared_path("spm", "30k-clean.model"))
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("version_2", [True, False], ids=["v2", "v1"])
 @pytest.mark.parametrize("max_seq_length,doc_stride", WINDOWS)
 def test_span_upper_bound_on_subset_a(version_2, max_seq_length, doc_stride, tmp_path):
@@ -76,6 +77,7 @@ def _run(args, cwd, timeout=600):
     return subprocess.run([sys.executable, *args], capture_output=True, text=True, cwd=cwd, env=env, timeout=timeout)
 
 
+@pytest.mark.heavy
 def test_span_upper_bound_command_line(tmp_path):
     small = str(shared_path("squad", "dev-v2.0-small.json"))
     out = tmp_path / "p.json"
@@ -113,6 +115,7 @@ def _first_questions(n: int, path: str) -> dict:
     return {"version": "v2.0", "data": out}
 
 
+@pytest.mark.heavy
 def test_v2_fine_tuning_learns_200_questions(tmp_path):
     train = tmp_path / "train.json"
     train.write_text(json.dumps(_first_questions(200, _subset_a())))

@@ -83,6 +83,7 @@ def _check_parity(tok, layer, lines, seq):
     return single_bad, pair_bad
 
 
+@pytest.mark.heavy
 def test_python_and_graph_agree_on_english_lines(tok, layer):
     lines = english_lines(3000)
     assert len(lines) == 3000
@@ -151,6 +152,7 @@ def test_keras_file_round_trip(layer, tmp_path):
     assert restored.get_config() == layer.get_config()
 
 
+@pytest.mark.heavy
 def test_savedmodel_reloads_in_fresh_process_with_only_tensorflow_text(layer, tmp_path):
     _savedmodel_round_trip(layer, tmp_path, SAMPLE_A, SAMPLE_B)
 

@@ -81,6 +81,7 @@ def test_python_tokenizer_never_crashes_and_ids_are_valid(tok, texts):
             assert ids == []
 
 
+@pytest.mark.heavy
 @given(st.text(max_size=40))
 @PROPERTY_SETTINGS
 def test_python_tokenizer_survives_lone_surrogates(tok, text):
@@ -111,6 +112,7 @@ def _check_outputs(out, batch, vocab_size):
         max_size=6,
     )
 )
+@pytest.mark.heavy
 @PROPERTY_SETTINGS
 def test_graph_never_crashes_on_invalid_utf8(tok, layer, texts):
     import tensorflow as tf

@@ -12,6 +12,7 @@ from albert_tf.tokenization import FullTokenizer
 from albert_tf.tokenization.train_vocab import train_vocab
 
 
+@pytest.mark.heavy
 def test_train_2000_piece_vocab_on_real_text(tmp_path):
     summary = train_vocab(
         [shared_path("text")], str(tmp_path / "v2k"), vocab_size=2000, input_sentence_size=5000, num_threads=2
@@ -70,6 +71,7 @@ def test_latin1_file_and_preprocess_switch(tmp_path):
     assert not any(ch.isupper() for piece in vocab if piece[:1] != "[" for ch in piece)  # and lower-cased
 
 
+@pytest.mark.heavy
 def test_cli_help_lists_the_official_flags():
     out = subprocess.run(
         [sys.executable, "-m", "albert_tf.cli.train_vocab", "--help"],

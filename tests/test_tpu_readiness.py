@@ -46,6 +46,7 @@ def _pretraining_trainer(model_dir, records, jit_compile: bool) -> Trainer:
                    lambda: create_optimizer("lamb", schedule))
 
 
+@pytest.mark.heavy
 def test_pretraining_step_compiles_whole_with_xla_and_trains_like_the_graph(tmp_path):
     """LAMB, two accumulated micro-batches and the update in one XLA cluster per step; evaluation compiled too;
     losses and metrics as without XLA. 37 records at eval batch 16: the last batch is padded (21 -> 16 + 5 + pad)."""

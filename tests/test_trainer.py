@@ -54,6 +54,7 @@ def weights(model):
     return {v.path: v.numpy().copy() for v in model.trainable_variables}
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("optimizer", ["lamb"])
 def test_gradient_accumulation_4x8_equals_batch_32(tmp_path, records, optimizer):
     big = make_trainer(tmp_path / "big", records, batch=32, optimizer=optimizer)
@@ -69,6 +70,7 @@ def test_gradient_accumulation_4x8_equals_batch_32(tmp_path, records, optimizer)
     assert diff <= 1e-5, diff
 
 
+@pytest.mark.heavy
 def test_resume_restores_everything_and_init_only_weights(tmp_path, records):
     first = make_trainer(tmp_path / "run", records, batch=8, steps=3, save=3)
     first.train()
@@ -142,6 +144,7 @@ def test_default_exclusions_on_the_real_model_match_official_names():
 @pytest.mark.parametrize(
     "policy,jit", [("mixed_float16", False), pytest.param("mixed_bfloat16", True, marks=pytest.mark.slow)]
 )
+@pytest.mark.heavy
 def test_mixed_precision_and_xla_train_like_float32(tmp_path, records, policy, jit):
     reference = make_trainer(tmp_path / "f32", records, batch=8, steps=2)
     ref_logs = reference.train()

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from albert_tf.checkpoints.formats import FORMATS, detect_format
+from albert_tf.checkpoints.formats import FORMATS, detect, detect_format
 from albert_tf.checkpoints.paths import list_run_checkpoints, resolve_checkpoint_path
 from albert_tf.checkpoints.report import (
     CheckpointError,
@@ -52,13 +52,18 @@ class CheckpointInitError(CheckpointError):
     """``--init_checkpoint`` does not fit the model (nothing matched, or shapes differ)."""
 
 
-def load_checkpoint(model: Any, path: str, input_format: str | None = None, config: Any | None = None) -> LoadReport:
-    """Load ``path`` (format detected unless given) into ``model``; returns the report, raises nothing on gaps."""
+def load_checkpoint(model: Any, path: Any, input_format: str | None = None, config: Any | None = None) -> LoadReport:
+    """Load ``path`` (format detected unless given) into ``model``; returns the report, raises nothing on gaps.
+    ``path`` may be the :class:`~albert_tf.checkpoints.official.OpenCheckpoint` the detector opened."""
     from albert_tf.checkpoints import huggingface, native, official
 
-    input_format = input_format or detect_format(path)
+    if isinstance(path, official.OpenCheckpoint):
+        input_format, opened = input_format or detect_format(path.prefix), path
+        path = opened.prefix
+    else:
+        input_format, opened = (input_format, None) if input_format else detect(path)
     if input_format == "official":
-        return official.load_official_checkpoint(model, path, config)
+        return official.load_official_checkpoint(model, opened or path, config)
     if input_format == "huggingface":
         return huggingface.load_huggingface(model, path)
     if input_format == "albert_tf":
@@ -68,7 +73,7 @@ def load_checkpoint(model: Any, path: str, input_format: str | None = None, conf
 
 def restore_pretrained(
     model: Any,
-    path: str,
+    path: Any,
     *,
     input_format: str | None = None,
     config: Any | None = None,
@@ -106,19 +111,20 @@ def init_from_checkpoint(
     from absl import logging
 
     try:
-        input_format = detect_format(path)
+        input_format, opened = detect(path)
         if init_from_group0:
             from albert_tf.checkpoints import group0
 
             report = group0.load_from_group0(model, path, input_format=input_format)
         elif input_format == "albert_tf" and not str(path).endswith((".keras", ".weights.h5")):
-            prefix = resolve_checkpoint_path(path)
+            prefix = opened.prefix if opened is not None else resolve_checkpoint_path(path)
             if is_trainer_checkpoint(prefix):
                 report = load_weights_by_path(model, prefix)
             else:
                 report = restore_pretrained(model, prefix, input_format=input_format, require_backbone=False)
         else:
-            report = restore_pretrained(model, path, input_format=input_format, require_backbone=False)
+            source = opened if input_format == "official" and opened is not None else path
+            report = restore_pretrained(model, source, input_format=input_format, require_backbone=False)
     except CheckpointInitError:
         raise
     except CheckpointError as e:

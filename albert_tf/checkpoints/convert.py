@@ -26,6 +26,8 @@ import numpy as np
 from albert_tf import files as _fs
 from albert_tf.checkpoints import huggingface, native, official
 from albert_tf.checkpoints.formats import FORMATS
+from albert_tf.checkpoints.heads import official_head_names
+from albert_tf.checkpoints.huggingface_names import official_to_huggingface_name
 from albert_tf.checkpoints.report import (
     CheckpointError,
     LoadReport,
@@ -35,8 +37,7 @@ from albert_tf.checkpoints.report import (
 )
 
 CONFIG_NAME = "albert_config.json"
-_PRETRAINING_HEADS = official.HEAD_NAMES["pretraining"]
-_CARRIED_HEADS = {n for head in ("classifier", "squad_v1", "squad_v2") for n in official.HEAD_NAMES[head]}
+_PRETRAINING_HEADS = official.PRETRAINING_HEAD_NAMES
 
 
 @dataclasses.dataclass
@@ -185,7 +186,7 @@ def read_input(path: str, input_format: str, config: Any) -> tuple[Any, LoadRepo
     report = assign_official_arrays(model, arrays, source=source, ignored=ignored)
     if input_format == "huggingface":
         report.unused.extend(unknown)
-    carried = {n: arrays[n] for n in report.unused if n in _CARRIED_HEADS}
+    carried = {n: arrays[n] for n in report.unused if n in official_head_names()}
     return model, report, carried
 
 
@@ -215,7 +216,7 @@ def write_output(
         return [prefix, config_path]
     if output_format == "huggingface":
         arrays = model_official_arrays(model)
-        arrays.update({n: v for n, v in carried.items() if huggingface.official_to_huggingface_name(n)})
+        arrays.update({n: v for n, v in carried.items() if official_to_huggingface_name(n)})
         return huggingface.save_huggingface_arrays(arrays, layout_config, path, **(tokenizer or {}))
     if output_format == "albert_tf":
         written = native.save_native(model, path)
@@ -277,7 +278,7 @@ def convert(
         )
     dropped = []
     if output_format == "huggingface":
-        dropped = sorted(n for n in carried if huggingface.official_to_huggingface_name(n) is None)
+        dropped = sorted(n for n in carried if official_to_huggingface_name(n) is None)
     if dropped and not allow_partial:
         raise CheckpointError(
             f"{report.source}: {len(dropped)} task-head variable(s) have no Hugging Face equivalent "

@@ -6,7 +6,6 @@ import os
 
 from albert_tf import files as _fs
 from albert_tf.checkpoints import official
-from albert_tf.checkpoints.paths import resolve_checkpoint_path
 from albert_tf.checkpoints.report import CheckpointError, NotAlbertCheckpointError
 
 FORMATS = ("official", "albert_tf", "huggingface")
@@ -18,18 +17,23 @@ def detect_format(path: str) -> str:
     Raises :class:`CheckpointError` for a missing path and :class:`NotAlbertCheckpointError`
     for a TF checkpoint in another layout (brightmart albert_zh, BERT, ...).
     """
+    return detect(path)[0]
 
+
+def detect(path: str) -> tuple[str, official.OpenCheckpoint | None]:
+    """:func:`detect_format` and, for a TF checkpoint, the checkpoint it opened to tell (resolved and opened once,
+    for the loader to read through)."""
     path = os.fspath(path)
     if _fs.isdir(path) and _fs.exists(os.path.join(path, "config.json")):
-        return "huggingface"
+        return "huggingface", None
     if path.endswith((".keras", ".weights.h5")):
         if not _fs.exists(path):
             raise CheckpointError(f"{path}: file not found")
-        return "albert_tf"
-    prefix = resolve_checkpoint_path(path)
-    layout = official.detect_layout(official.list_checkpoint(prefix))
+        return "albert_tf", None
+    opened = official.open_checkpoint(path)
+    layout = official.detect_layout(opened.listing)
     if layout in ("official", "official_hub"):
-        return "official"
+        return "official", opened
     if layout == "tf2_object":
-        return "albert_tf"
-    raise NotAlbertCheckpointError(f"{prefix}: {official.LAYOUT_MESSAGES[layout]}")
+        return "albert_tf", opened
+    raise NotAlbertCheckpointError(f"{opened.prefix}: {official.LAYOUT_MESSAGES[layout]}")

@@ -5,7 +5,7 @@ the runners' heads) (``bert/embeddings/word_embeddings``, ``bert/encoder/transfo
 ``cls/predictions/...``, ``cls/seq_relationship/...``): official TF1 checkpoints use them directly
 and Hugging Face names map onto them one to one.
 
-Task heads are named here too (:func:`head_variable_maps`), one entry per task model class.
+The fine-tuning heads are declared by their task packages (:mod:`albert_tf.checkpoints.heads`).
 """
 
 from __future__ import annotations
@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+
+from albert_tf.checkpoints.heads import heads_of
 
 TRANSFORMS = ("identity", "transpose")
 
@@ -42,11 +44,11 @@ class VariableRef:
         return shape[::-1] if self.transform == "transpose" else shape
 
 
-def _dense(prefix: str, layer) -> dict[str, VariableRef]:
+def dense_names(prefix: str, layer) -> dict[str, VariableRef]:
     return {f"{prefix}/kernel": VariableRef(layer.kernel), f"{prefix}/bias": VariableRef(layer.bias)}
 
 
-def _layer_norm(prefix: str, layer) -> dict[str, VariableRef]:
+def layer_norm_names(prefix: str, layer) -> dict[str, VariableRef]:
     return {f"{prefix}/gamma": VariableRef(layer.gamma), f"{prefix}/beta": VariableRef(layer.beta)}
 
 
@@ -59,11 +61,11 @@ def _block_names(prefix: str, block) -> dict[str, VariableRef]:
         out[f"{prefix}/attention_1/self/{part}/bias"] = VariableRef(getattr(a, f"{part}_bias"))
     out[f"{prefix}/attention_1/output/dense/kernel"] = VariableRef(a.output_kernel)
     out[f"{prefix}/attention_1/output/dense/bias"] = VariableRef(a.output_bias)
-    out.update(_layer_norm(f"{prefix}/LayerNorm", att.layer_norm))
+    out.update(layer_norm_names(f"{prefix}/LayerNorm", att.layer_norm))
     ffn = block.ffn_sublayer
-    out.update(_dense(f"{prefix}/ffn_1/intermediate/dense", ffn.intermediate))
-    out.update(_dense(f"{prefix}/ffn_1/intermediate/output/dense", ffn.output_dense))
-    out.update(_layer_norm(f"{prefix}/LayerNorm_1", ffn.layer_norm))
+    out.update(dense_names(f"{prefix}/ffn_1/intermediate/dense", ffn.intermediate))
+    out.update(dense_names(f"{prefix}/ffn_1/intermediate/output/dense", ffn.output_dense))
+    out.update(layer_norm_names(f"{prefix}/LayerNorm_1", ffn.layer_norm))
     return out
 
 
@@ -85,24 +87,24 @@ def encoder_variable_map(encoder, scope: str = "bert") -> dict[str, VariableRef]
         f"{scope}/embeddings/token_type_embeddings": VariableRef(emb.token_type_embeddings.embeddings),
         f"{scope}/embeddings/position_embeddings": VariableRef(emb.position_embeddings),
     }
-    out.update(_layer_norm(f"{scope}/embeddings/LayerNorm", emb.layer_norm))
+    out.update(layer_norm_names(f"{scope}/embeddings/LayerNorm", emb.layer_norm))
     if encoder.embedding_hidden_mapping_in is not None:
-        out.update(_dense(f"{scope}/encoder/embedding_hidden_mapping_in", encoder.embedding_hidden_mapping_in))
+        out.update(dense_names(f"{scope}/encoder/embedding_hidden_mapping_in", encoder.embedding_hidden_mapping_in))
     for layer_index, row in enumerate(encoder.layer_blocks):
         group = c.group_of_layer(layer_index) if encoder.sharing == "all" else layer_index
         for k, block in enumerate(row):
             prefix = f"{scope}/encoder/transformer/group_{group}/inner_group_{k}"
             if f"{prefix}/LayerNorm/gamma" not in out:
                 out.update(_block_names(prefix, block))
-    out.update(_dense(f"{scope}/pooler/dense", encoder.pooler))
+    out.update(dense_names(f"{scope}/pooler/dense", encoder.pooler))
     return out
 
 
 def pretraining_head_variable_map(pretrainer) -> dict[str, VariableRef]:
     """``cls/predictions/*`` and ``cls/seq_relationship/*`` of an ``AlbertPretrainer``."""
     mlm, sop = pretrainer.mlm_head, pretrainer.sop_head
-    out = _dense("cls/predictions/transform/dense", mlm.transform_dense)
-    out.update(_layer_norm("cls/predictions/transform/LayerNorm", mlm.transform_layer_norm))
+    out = dense_names("cls/predictions/transform/dense", mlm.transform_dense)
+    out.update(layer_norm_names("cls/predictions/transform/LayerNorm", mlm.transform_layer_norm))
     out["cls/predictions/output_bias"] = VariableRef(mlm.output_bias)
     out["cls/seq_relationship/output_weights"] = VariableRef(sop.output_weights)
     out["cls/seq_relationship/output_bias"] = VariableRef(sop.output_bias)
@@ -112,8 +114,8 @@ def pretraining_head_variable_map(pretrainer) -> dict[str, VariableRef]:
 def official_variable_map(model) -> dict[str, VariableRef]:
     """Official TF1 name -> ``VariableRef`` for an encoder, a pretrainer or a task model.
 
-    A task model exposes its encoder as ``.encoder``; its head names come from :func:`head_variable_maps`
-    (the one table of head names).
+    A task model exposes its encoder as ``.encoder``; its head names come from the head its task package declared
+    (:mod:`albert_tf.checkpoints.heads`).
     """
     from albert_tf.modeling.encoder import AlbertEncoder
     from albert_tf.modeling.models import AlbertPretrainer
@@ -130,62 +132,9 @@ def official_variable_map(model) -> dict[str, VariableRef]:
     if not isinstance(encoder, AlbertEncoder):
         raise TypeError(f"{type(model).__name__} is not an ALBERT model (no AlbertEncoder at .encoder)")
     out = encoder_variable_map(encoder)
-    for cls, head_map in head_variable_maps():
-        if isinstance(model, cls):
-            out.update(head_map(model))
+    for head in heads_of(model):
+        out.update(head.variables(model))
     return out
-
-
-def classifier_head_variable_map(model) -> dict[str, VariableRef]:
-    """``run_classifier.py``'s head (its variable scope): ``output_weights`` [num_labels, H] (our kernel transposed)."""
-    return {
-        "output_weights": VariableRef(model.head.kernel, "transpose"),
-        "output_bias": VariableRef(model.head.bias),
-    }
-
-
-def squad_head_variable_map(model) -> dict[str, VariableRef]:
-    """``run_squad_v1.py``'s or ``run_squad_v2.py``'s head (its variable scope), by ``model.version_2_with_negative``.
-
-    v1: ``cls/squad/output_weights`` [2, H] (our Dense kernel [H, 2] transposed) and ``cls/squad/output_bias``.
-    v2: the ``tf.layers.dense`` kernels [in, out] stored as they are: ``start_logits/dense``,
-    ``end_logits/dense_0``, ``end_logits/LayerNorm``, ``end_logits/dense_1``, ``answer_class/dense_0`` and
-    ``answer_class/dense_1`` (kernel only: no bias).
-    """
-    if not model.version_2_with_negative:
-        return {
-            "cls/squad/output_weights": VariableRef(model.squad_output.kernel, "transpose"),
-            "cls/squad/output_bias": VariableRef(model.squad_output.bias),
-        }
-    out = _dense("start_logits/dense", model.start_dense)
-    out.update(_dense("end_logits/dense_0", model.end_dense_0))
-    out.update(_layer_norm("end_logits/LayerNorm", model.end_layer_norm))
-    out.update(_dense("end_logits/dense_1", model.end_dense_1))
-    out.update(_dense("answer_class/dense_0", model.answer_dense_0))
-    out["answer_class/dense_1/kernel"] = VariableRef(model.answer_dense_1.kernel)
-    return out
-
-
-def multiple_choice_head_variable_map(model) -> dict[str, VariableRef]:
-    """``run_race.py``'s head (its variable scope): ``output_weights`` [1, H] (our Dense(1) kernel [H, 1] transposed)
-    and ``output_bias`` [1], at the top level as the GLUE classifier's."""
-    return {
-        "output_weights": VariableRef(model.head.kernel, "transpose"),
-        "output_bias": VariableRef(model.head.bias),
-    }
-
-
-def head_variable_maps() -> list[tuple[type, object]]:
-    """``(task model class, function model -> {official head name: VariableRef})``."""
-    from albert_tf.modeling.classifier import AlbertClassifier
-    from albert_tf.modeling.multiple_choice import AlbertMultipleChoice
-    from albert_tf.modeling.squad import AlbertSquad
-
-    return [
-        (AlbertClassifier, classifier_head_variable_map),
-        (AlbertSquad, squad_head_variable_map),
-        (AlbertMultipleChoice, multiple_choice_head_variable_map),
-    ]
 
 
 def expected_official_shapes(config, with_pretraining_heads: bool = True) -> dict[str, tuple[int, ...]]:

@@ -17,6 +17,7 @@ Writing emits exactly the names, shapes and dtypes the official code writes (flo
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from collections.abc import Iterable, Mapping
@@ -25,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from albert_tf import files as _fs
+from albert_tf.checkpoints.heads import get_head, head_rows, heads_of
 from albert_tf.checkpoints.paths import checkpoint_reader, resolve_checkpoint_path, write_checkpoint_state
 from albert_tf.checkpoints.report import (
     CheckpointError,
@@ -40,34 +42,17 @@ GLOBAL_STEP = "global_step"
 
 _BLOCK = "bert/encoder/transformer/group_{g}/inner_group_{k}/"
 
-# The fine-tuning heads each official runner creates, shapes in H and num_labels.
-HEAD_NAMES = {
-    "classifier": ("output_weights", "output_bias"),
-    "race": ("output_weights", "output_bias"),
-    "squad_v1": ("cls/squad/output_weights", "cls/squad/output_bias"),
-    "squad_v2": (
-        "start_logits/dense/kernel",
-        "start_logits/dense/bias",
-        "end_logits/dense_0/kernel",
-        "end_logits/dense_0/bias",
-        "end_logits/LayerNorm/beta",
-        "end_logits/LayerNorm/gamma",
-        "end_logits/dense_1/kernel",
-        "end_logits/dense_1/bias",
-        "answer_class/dense_0/kernel",
-        "answer_class/dense_0/bias",
-        "answer_class/dense_1/kernel",
-    ),
-    "pretraining": (
-        "cls/predictions/transform/dense/kernel",
-        "cls/predictions/transform/dense/bias",
-        "cls/predictions/transform/LayerNorm/beta",
-        "cls/predictions/transform/LayerNorm/gamma",
-        "cls/predictions/output_bias",
-        "cls/seq_relationship/output_weights",
-        "cls/seq_relationship/output_bias",
-    ),
-}
+# The pretraining heads of every official checkpoint (the fine-tuning heads are declared by their task packages,
+# albert_tf.checkpoints.heads).
+PRETRAINING_HEAD_NAMES = (
+    "cls/predictions/transform/dense/kernel",
+    "cls/predictions/transform/dense/bias",
+    "cls/predictions/transform/LayerNorm/beta",
+    "cls/predictions/transform/LayerNorm/gamma",
+    "cls/predictions/output_bias",
+    "cls/seq_relationship/output_weights",
+    "cls/seq_relationship/output_bias",
+)
 
 _IGNORED_PATTERNS = (
     re.compile(r"(^|/)(adam_m|adam_v|lamb_m|lamb_v|Adam|Adam_1|Momentum|RMSProp|RMSProp_1)$"),
@@ -89,51 +74,39 @@ def official_variable_shapes(
 ) -> dict[str, tuple[int, ...]]:
     """Every official variable name and shape for ``config`` (no model is built).
 
-    ``heads``: any of ``pretraining``, ``classifier`` (``num_labels`` rows), ``race``,
-    ``squad_v1``, ``squad_v2``. ``global_step`` is not included (it is int64 and added by
-    the writer).
+    ``heads``: ``pretraining`` and any head a task package declared (:mod:`albert_tf.checkpoints.heads`;
+    ``num_labels`` sizes the heads that have one row per label). ``global_step`` is not included (it is int64 and
+    added by the writer).
     """
     from albert_tf.checkpoints.names import expected_official_shapes
 
-    H = config.hidden_size
     heads = tuple(heads)
     shapes = expected_official_shapes(config, with_pretraining_heads="pretraining" in heads)
     for head in heads:
-        if head == "pretraining":
-            continue
-        elif head == "classifier":
-            shapes.update({"output_weights": (num_labels, H), "output_bias": (num_labels,)})
-        elif head == "race":
-            shapes.update({"output_weights": (1, H), "output_bias": (1,)})
-        elif head == "squad_v1":
-            shapes.update({"cls/squad/output_weights": (2, H), "cls/squad/output_bias": (2,)})
-        elif head == "squad_v2":
-            shapes.update(
-                {
-                    "start_logits/dense/kernel": (H, 1),
-                    "start_logits/dense/bias": (1,),
-                    "end_logits/dense_0/kernel": (2 * H, H),
-                    "end_logits/dense_0/bias": (H,),
-                    "end_logits/LayerNorm/beta": (H,),
-                    "end_logits/LayerNorm/gamma": (H,),
-                    "end_logits/dense_1/kernel": (H, 1),
-                    "end_logits/dense_1/bias": (1,),
-                    "answer_class/dense_0/kernel": (2 * H, H),
-                    "answer_class/dense_0/bias": (H,),
-                    "answer_class/dense_1/kernel": (H, 1),
-                }
-            )
-        else:
-            raise ValueError(f"unknown head {head!r}; known: {', '.join(HEAD_NAMES)}")
+        if head != "pretraining":
+            shapes.update(get_head(head).shapes(config, num_labels))
     return shapes
 
 
 # ---------------------------------------------------------------------------- reading
 
 
-def list_checkpoint(path: str) -> dict[str, tuple[tuple[int, ...], str]]:
-    """``{name: (shape, dtype name)}`` of a TF checkpoint, as stored (no renaming)."""
+@dataclasses.dataclass(frozen=True)
+class OpenCheckpoint:
+    """A TF checkpoint resolved and opened once: its prefix, reader and ``{name: (shape, dtype name)}`` listing.
+    The format detector makes it and the loader reads through it, so one load resolves the path and opens the
+    files once."""
 
+    prefix: str
+    reader: Any
+    listing: dict[str, tuple[tuple[int, ...], str]]
+
+
+def open_checkpoint(path: str | OpenCheckpoint) -> OpenCheckpoint:
+    """Resolve ``path`` (prefix, ``.index``/``.data`` file or directory) and open it; an :class:`OpenCheckpoint` is
+    returned as it is."""
+    if isinstance(path, OpenCheckpoint):
+        return path
     prefix = resolve_checkpoint_path(path)
     try:
         reader = checkpoint_reader(prefix)
@@ -141,7 +114,13 @@ def list_checkpoint(path: str) -> dict[str, tuple[tuple[int, ...], str]]:
         raise CheckpointError(f"{prefix}: not a readable TF checkpoint ({type(e).__name__})") from None
     shapes = reader.get_variable_to_shape_map()
     dtypes = reader.get_variable_to_dtype_map()
-    return {n: (tuple(int(d) for d in shapes[n]), dtypes[n].name) for n in shapes}
+    listing = {n: (tuple(int(d) for d in shapes[n]), dtypes[n].name) for n in shapes}
+    return OpenCheckpoint(prefix, reader, listing)
+
+
+def list_checkpoint(path: str | OpenCheckpoint) -> dict[str, tuple[tuple[int, ...], str]]:
+    """``{name: (shape, dtype name)}`` of a TF checkpoint, as stored (no renaming)."""
+    return open_checkpoint(path).listing
 
 
 def detect_layout(names: Iterable[str]) -> str:
@@ -169,7 +148,7 @@ LAYOUT_MESSAGES = {
 }
 
 
-def read_official_checkpoint(path: str) -> tuple[dict[str, np.ndarray], list[str], str]:
+def read_official_checkpoint(path: str | OpenCheckpoint) -> tuple[dict[str, np.ndarray], list[str], str]:
     """Read an official TF1 ALBERT checkpoint.
 
     Returns ``(arrays, ignored, prefix)``: ``arrays`` maps official names (``module/``
@@ -178,12 +157,11 @@ def read_official_checkpoint(path: str) -> tuple[dict[str, np.ndarray], list[str
     :class:`NotAlbertCheckpointError`.
     """
 
-    prefix = resolve_checkpoint_path(path)
-    listing = list_checkpoint(prefix)
+    opened = open_checkpoint(path)
+    prefix, listing, reader = opened.prefix, opened.listing, opened.reader
     layout = detect_layout(listing)
     if layout not in ("official", "official_hub"):
         raise NotAlbertCheckpointError(f"{prefix}: {LAYOUT_MESSAGES[layout]}")
-    reader = checkpoint_reader(prefix)
     arrays: dict[str, np.ndarray] = {}
     ignored: list[str] = []
     for stored in sorted(listing):
@@ -254,7 +232,7 @@ def effective_config(model: Any, config: Any | None = None) -> Any:
 
 
 def load_official_checkpoint(
-    model: Any, path: str, config: Any | None = None, *, check_config: bool = True
+    model: Any, path: str | OpenCheckpoint, config: Any | None = None, *, check_config: bool = True
 ) -> LoadReport:
     """Load an official TF1 checkpoint (any G, K; with or without ``module/``) into ``model``.
 
@@ -319,14 +297,15 @@ def save_official_checkpoint(
 ) -> str:
     """Write ``model`` as an official-layout TF1 checkpoint (official names, shapes and dtypes).
 
-    With ``check`` and a model exposing ``.config``, every name written must be an official one
-    lists for that config with the listed shape (the pretraining heads included).
+    With ``check`` and a model exposing ``.config``, every name written of the encoder, the pretraining heads and the
+    model's own fine-tuning head must have the official shape for that config.
     """
     arrays = model_official_arrays(model)
     config = effective_config(model)
     if check and config is not None:
-        # classifier/RACE heads depend on num_labels and are not checked here
-        expected = official_variable_shapes(config, heads=("pretraining", "squad_v1", "squad_v2"))
+        expected = official_variable_shapes(config, heads=("pretraining",))
+        for head in heads_of(model):
+            expected.update(head.shapes(config, head_rows(head, arrays)))
         for name, value in arrays.items():
             shape = expected.get(name)
             if shape is not None and tuple(value.shape) != shape:

@@ -115,6 +115,9 @@ def _run(argv: list[str], fv: flags.FlagValues) -> int:
     from albert_tf.checkpoints.convert import convert
     from albert_tf.checkpoints.report import CheckpointError
     from albert_tf.config import ConfigError
+    from albert_tf.tasks.registry import load_tasks
+
+    load_tasks()  # every task's head names: the converter starts from files, not from a task's model
 
     args = argv[1:]
     if args != ["convert"]:

@@ -275,3 +275,14 @@ def option_values(fv: flags.FlagValues = FLAGS) -> dict[str, Any]:
 
 def strategy_name_from_flags(fv: flags.FlagValues = FLAGS) -> str:
     return "tpu" if fv.use_tpu else fv.strategy
+
+
+def expected_errors(*task_errors: type[BaseException]) -> tuple[type[BaseException], ...]:
+    """The failures a user can cause (bad flags, files, configs, checkpoints, tokenizers) plus a task's own data
+    errors: one line on stderr, exit 2, no traceback (``--verbose`` shows it)."""
+    from albert_tf.checkpoints import CheckpointError
+    from albert_tf.config import ConfigError
+    from albert_tf.tokenization import TokenizerError
+    from albert_tf.training.run_config import RunError
+
+    return (RunError, ConfigError, *task_errors, CheckpointError, TokenizerError)

@@ -75,13 +75,10 @@ def _main(argv: list[str]) -> int:
 
 
 def expected_errors() -> tuple[type[BaseException], ...]:
-    from albert_tf.checkpoints import CheckpointError
-    from albert_tf.config import ConfigError
+    """The failures a user can cause: the shared ones and the task's data errors (``cli.flags.expected_errors``)."""
     from albert_tf.data.glue import GlueDataError
-    from albert_tf.tokenization import TokenizerError
-    from albert_tf.training.run_config import RunError
 
-    return (RunError, ConfigError, GlueDataError, CheckpointError, TokenizerError)
+    return shared.expected_errors(GlueDataError)
 
 
 def main(argv: list[str] | None = None) -> None:

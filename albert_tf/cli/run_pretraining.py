@@ -81,13 +81,10 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def expected_errors() -> tuple[type[BaseException], ...]:
-    """The failures a user can cause (bad flags, files, configs, checkpoints): one line, no traceback."""
-    from albert_tf.checkpoints import CheckpointError
-    from albert_tf.config import ConfigError
+    """The failures a user can cause: the shared ones and the task's data errors (``cli.flags.expected_errors``)."""
     from albert_tf.data.pretraining.dataset import PretrainingDataError
-    from albert_tf.training.run_config import RunError
 
-    return (RunError, ConfigError, PretrainingDataError, CheckpointError)
+    return shared.expected_errors(PretrainingDataError)
 
 
 if __name__ == "__main__":

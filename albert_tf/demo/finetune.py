@@ -72,7 +72,7 @@ def train_demo_spm(workdir: str, seed: int = 0, vocab_size: int = 800) -> str:
 def run(workdir: str, args: Any) -> dict:
     """Fine-tune, export, reload, answer; returns metrics, paths and the answers."""
     from albert_tf.config import AlbertConfig
-    from albert_tf.export import serving
+    from albert_tf.export import savedmodel
 
     seed = int(getattr(args, "seed", 12345))
     stage_dir = os.path.join(workdir, "finetune")
@@ -138,7 +138,7 @@ def run(workdir: str, args: Any) -> dict:
     feeds = {"text_a": list(questions[0])}
     if len(questions) > 1:
         feeds["text_b"] = list(questions[1])
-    answers = serving.run_tf1_session(path, feeds)
+    answers = savedmodel.run_tf1_session(path, feeds)
     best = summary["best"]
     key = summary["key_metric"]
     print(f"best dev {key} {best[key]:.4f} at step {best['global_step']}; SavedModel: {path}")

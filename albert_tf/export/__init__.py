@@ -1,10 +1,8 @@
-"""SavedModel export.
+"""SavedModel export: what every task's export shares, and the exports that belong to no task.
 
-* ``serving``: a fine-tuned classifier answering raw text (``serving_default``), token-id and tf.Example
-  signatures.
-* ``squad``: a fine-tuned SQuAD model answering a raw question and context (windows and post-processing in the
-  graph) with the answer, its character offsets and score (v2: null score, has_answer); token-id signature.
-* ``multiple_choice``: a fine-tuned RACE model answering a raw article, question and 4 options.
+* ``savedmodel``: signature names, the atomic write, the export's metadata file, the in-graph tokenizer and the TF1
+  session loader TF Serving uses. Each task's own serving signatures live in its package
+  (``albert_tf.tasks.<task>.export``).
 * ``encoder``: the pretrained encoder as a reusable TF-Hub-style SavedModel (``input_word_ids`` / ``input_mask`` /
   ``input_type_ids`` -> ``pooled_output`` / ``sequence_output``) and its raw-text preprocessor SavedModel.
 * ``tflite``: a token-id signature of an export converted to a builtin-ops-only ``.tflite`` file, and its runner.
@@ -18,11 +16,10 @@ from albert_tf.export.encoder import (
     export_encoder_and_preprocessor,
     export_preprocessor,
 )
-from albert_tf.export.serving import (
+from albert_tf.export.savedmodel import (
     EXAMPLES_SIGNATURE,
     IDS_SIGNATURE,
     TEXT_SIGNATURE,
-    export_classifier,
     load_export_info,
     run_tf1_session,
 )
@@ -34,7 +31,6 @@ __all__ = [
     "IDS_SIGNATURE",
     "PAIR_SIGNATURE",
     "TEXT_SIGNATURE",
-    "export_classifier",
     "export_encoder",
     "export_encoder_and_preprocessor",
     "export_preprocessor",

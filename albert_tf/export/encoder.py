@@ -43,7 +43,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from albert_tf import files as _fs
-from albert_tf.export.serving import TEXT_SIGNATURE, make_preprocessor, refuse_non_empty, write_savedmodel_atomic
+from albert_tf.export.savedmodel import TEXT_SIGNATURE, make_preprocessor, refuse_non_empty, write_savedmodel_atomic
 
 ENCODER_INPUTS = ("input_word_ids", "input_mask", "input_type_ids")
 ENCODER_OUTPUTS = ("pooled_output", "sequence_output")

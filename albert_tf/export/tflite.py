@@ -52,7 +52,7 @@ import numpy as np
 
 from albert_tf import files
 from albert_tf import files as _fs
-from albert_tf.export.serving import EXPORT_INFO, IDS_SIGNATURE
+from albert_tf.export.savedmodel import EXPORT_INFO, IDS_SIGNATURE
 
 DEFAULT_FILENAME = "model.tflite"
 FLEX_HINT = (

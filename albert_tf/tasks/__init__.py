@@ -1,8 +1,16 @@
-"""One module per job on the shared runner skeleton (``albert_tf.training.experiment``).
+"""The jobs on the shared runner skeleton (``albert_tf.training.experiment``), one package per task.
 
-* ``base``: the ``Task`` hooks every job implements.
+Each package owns everything specific to its task: the job (``task.py``: a :class:`~albert_tf.training.task.Task`
+with ``make_config`` / ``run``), its model and the head's checkpoint names (``model.py``, declared to
+:mod:`albert_tf.checkpoints.heads`), its serving signatures (``export.py``), its scoring and diagnostics, and the
+:class:`~albert_tf.tasks.registry.TaskExport` that tells ``export_savedmodel`` how to export it. Shared readers,
+layers and metrics stay on their floors (``data``, ``modeling``, ``evaluation``).
+
+* ``base``: what the fine-tuning tasks share (options, tokenizer and config checks, input buckets, run record).
+* ``registry``: the declared tasks (``load_tasks`` imports every package here and the ``albert_tf.tasks`` entry
+  points).
 * ``pretraining``: MLM + SOP pretraining (``run_pretraining``), and the small curve run of the demo.
-* ``glue``: GLUE classification / regression (``run_classifier``, ``export_savedmodel``).
+* ``glue``: GLUE classification / regression (``run_classifier``, ``export_savedmodel --task=classifier``).
 * ``squad``: SQuAD 1.1 / 2.0 (``run_squad``), and the span-upper-bound diagnostic
   (``python -m albert_tf.tasks.squad span_upper_bound``).
 * ``race``: RACE multiple choice (``run_race``), accuracy overall and per level in one run.

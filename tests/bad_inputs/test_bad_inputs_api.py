@@ -84,6 +84,7 @@ def test_reader_names_file_and_record(tmp_path):
     assert [len(r) for r in iter_records(path)] == [10, 11, 12] and count_records(path) == 3
 
 
+@pytest.mark.heavy
 def test_preprocessor_names_mismatched_batches(spm_model):
     layer = AlbertPreprocessor(spm_model, max_seq_length=16)
     with pytest.raises(tf.errors.InvalidArgumentError, match="text_a and text_b must hold the same number"):

@@ -9,12 +9,8 @@ record features), ``dataset`` (reading records for training: checks and ``tf.dat
 drawn again in the ``tf.data`` graph each time a record is read, ``run_pretraining --masked_lm_budget``).
 """
 
-from albert_tf.data.pretraining.pipeline import (
-    PretrainingDataConfig,
-    chunk_seeds,
-    create_pretraining_data,
-    resolve_output_files,
-)
+from albert_tf.data.pretraining.chunks import PretrainingDataConfig, chunk_seeds
+from albert_tf.data.pretraining.pipeline import create_pretraining_data, resolve_output_files
 from albert_tf.data.pretraining.reading import InputError
 from albert_tf.data.pretraining.vocabulary import TokenizerSpec
 

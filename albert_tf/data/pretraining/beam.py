@@ -10,7 +10,7 @@ Dataflow, Flink or Spark. Stages:
    depend on the text read so far across files, so cutting is one sequential pass, as in the local main process.
    It only reads and decodes; everything that costs CPU comes after a ``Reshuffle`` that spreads the chunks.
 2. **instances** (parallel, one tokenizer per worker built in ``DoFn.setup`` from the model's bytes):
-   :func:`~albert_tf.data.pretraining.pipeline.process_chunk`, the very function local workers run, so every
+   :func:`~albert_tf.data.pretraining.chunks.process_chunk`, the very function local workers run, so every
    chunk yields the local records in the local per-chunk order, and the local counters.
 3. **shuffle and shard**: record ``i`` of chunk ``c`` gets the key ``sha256(random_seed, c, i)`` (63 bits); it goes
    to shard ``key % N`` and each shard is written sorted by key. Shard contents and order are therefore a function
@@ -42,17 +42,13 @@ except ImportError as _error:  # pragma: no cover - exercised only without the e
     raise ImportError("Apache Beam is not installed: pip install 'albert-tf[beam]'") from _error
 
 from albert_tf import files as _fs
+from albert_tf.data.pretraining.chunks import ChunkContext, PretrainingDataConfig, hash_int, new_counters, process_chunk
 from albert_tf.data.pretraining.pipeline import (
-    ChunkContext,
-    PretrainingDataConfig,
     file_entry,
     format_summary,
-    hash_int,
     input_counts,
     make_sidecar,
-    new_counters,
     prepare_run,
-    process_chunk,
     publish,
 )
 from albert_tf.data.pretraining.reading import Chunk, InputError, iter_chunks, scan_inputs

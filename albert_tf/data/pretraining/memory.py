@@ -6,7 +6,7 @@ it only from a heap's top, so a few long-lived allocations (the shuffle buffer's
 can keep freed pages resident. ``malloc_trim(0)`` returns every whole free page of every heap, the middle of a heap
 included (glibc >= 2.8 uses ``madvise``), in a few milliseconds; once per chunk it is well under 1% of the chunk's
 work. It does not stop peak memory growing with the corpus where that growth comes from the official
-once-per-document short-length draw (see ``pipeline.PackedRecords``); it keeps the heap itself from adding to it.
+once-per-document short-length draw (see ``chunks.PackedRecords``); it keeps the heap itself from adding to it.
 
 Where the C library is not glibc (macOS, musl, Windows) this is a no-op: those allocators behave differently and
 were not measured here.

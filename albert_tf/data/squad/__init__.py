@@ -34,6 +34,7 @@ from albert_tf.data.squad.features import (
     FIRST_UNIQUE_ID,
     ConversionReport,
     SquadFeature,
+    check_window_settings,
     convert_examples_to_features,
 )
 from albert_tf.data.squad.reader import SquadDataError, SquadExample, read_squad_examples, read_squad_json
@@ -50,6 +51,7 @@ __all__ = [
     "SquadFeature",
     "align_paragraph",
     "cached_features",
+    "check_window_settings",
     "convert_examples_to_features",
     "convert_index",
     "feature_spec",

@@ -181,11 +181,15 @@ def cached_features(
     version_2_with_negative: bool,
     cache_dir: str,
     do_lower_case: bool = True,
+    examples: list[SquadExample] | None = None,
 ) -> CachedSquad:
-    """Read ``squad_file``, convert it and write the records + side file to ``cache_dir``, or reuse the files of
-    the same key (no re-tokenisation). Training examples are shuffled with ``random.Random(12345)`` first, as the
-    official runners do. The report's lines are logged (warnings when something was not used)."""
-    examples = read_squad_examples(squad_file, is_training, version_2_with_negative)
+    """Read ``squad_file`` (or take its ``examples``, read already), convert it and write the records + side file to
+    ``cache_dir``, or reuse the files of the same key (no re-tokenisation). Training examples are shuffled with
+    ``random.Random(12345)`` first, as the official runners do. The report's lines are logged (warnings when
+    something was not used)."""
+    if examples is None:
+        examples = read_squad_examples(squad_file, is_training, version_2_with_negative)
+    examples = list(examples)  # the shuffle below must not reorder the caller's list
     if is_training:
         random.Random(TRAIN_SHUFFLE_SEED).shuffle(examples)
     key = {  # everything that affects the features (the file names hash it)

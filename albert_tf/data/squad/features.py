@@ -154,15 +154,21 @@ def _check_settings(tokenizer: Any, max_seq_length: int, doc_stride: int, max_qu
             "SQuAD features need a SentencePiece tokenizer (FullTokenizer(spm_model_file=...)); the character "
             "alignment works on SentencePiece pieces, as the official squad_utils.py"
         )
+    check_window_settings(max_seq_length, doc_stride, max_query_length)
+
+
+def check_window_settings(max_seq_length: int, doc_stride: int, max_query_length: int) -> None:
+    """The one check of SQuAD's window settings (``run_squad``, its export, the span-upper-bound diagnostic and the
+    feature builder): ``[CLS] question [SEP] context [SEP]`` must leave room for at least one context token."""
     if max_query_length < 1:
-        raise SquadDataError(f"max_query_length must be at least 1, got {max_query_length}")
+        raise SquadDataError(f"--max_query_length must be at least 1, got {max_query_length}")
     if max_seq_length <= max_query_length + 3:
         raise SquadDataError(
-            f"max_seq_length ({max_seq_length}) must be greater than max_query_length ({max_query_length}) + 3 "
-            "(room for [CLS], two [SEP] and at least one paragraph token)"
+            f"--max_seq_length={max_seq_length} is too short: max_seq_length must be greater than --max_query_length "
+            f"({max_query_length}) + 3, or [CLS] question [SEP] context [SEP] leaves no room for the context"
         )
     if doc_stride < 1:
-        raise SquadDataError(f"doc_stride must be at least 1, got {doc_stride}")
+        raise SquadDataError(f"--doc_stride must be at least 1, got {doc_stride}")
 
 
 def convert_examples_to_features(

@@ -140,11 +140,13 @@ def _training_answer(path: str, qid: str, context: str, answers: list | None) ->
     return text, start
 
 
-def read_squad_examples(path: str, is_training: bool, version_2_with_negative: bool = False) -> list[SquadExample]:
-    """Questions of a SQuAD v1.1/v2.0 file, in file order (validated; see the module docstring)."""
+def read_squad_examples(path: str, is_training: bool, version_2_with_negative: bool = False,
+                        dataset: list[dict] | None = None) -> list[SquadExample]:
+    """Questions of a SQuAD v1.1/v2.0 file, in file order (validated; see the module docstring). ``dataset``: the
+    file's ``data`` list when the caller parsed it already (:func:`read_squad_json`), so the file is read once."""
     examples: list[SquadExample] = []
     unusable_starts: list[str] = []
-    for article in read_squad_json(path):
+    for article in read_squad_json(path) if dataset is None else dataset:
         for paragraph in article["paragraphs"]:
             context = paragraph["context"]
             for qa in paragraph["qas"]:

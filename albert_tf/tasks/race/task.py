@@ -1,6 +1,6 @@
 """The RACE job behind ``run_race`` (official ``race_utils.py``): one task on the shared runner skeleton.
 
-Reader and features: ``albert_tf.data.race``; model and loss: ``albert_tf.modeling.multiple_choice``; scoring:
+Reader and features: ``albert_tf.data.race``; model and loss: ``albert_tf.tasks.race.model``; scoring:
 ``albert_tf.evaluation.race_metrics``. What the official ``run_race.py`` does, with its problems fixed:
 
 * ``--data_dir`` holds ``RACE/{train,dev,test}/{middle,high}/``, in the official ``all.txt`` layout (one JSON object
@@ -9,7 +9,7 @@ Reader and features: ``albert_tf.data.race``; model and loss: ``albert_tf.modeli
 * One evaluation reports ``accuracy`` and, in the same run, ``accuracy_middle`` and ``accuracy_high`` (the official
   needed a run per level); ``--do_eval`` evaluates every checkpoint on dev and keeps the best by accuracy.
 * ``--export_dir`` writes a SavedModel of the best (or ``--predict_checkpoint``) weights to ``<export_dir>/<step>``
-  that answers raw ``article`` / ``question`` / ``options`` [B, 4] (``albert_tf.export.multiple_choice``).
+  that answers raw ``article`` / ``question`` / ``options`` [B, 4] (``albert_tf.tasks.race.export``).
 * ``--do_predict`` writes ``predictions.tsv`` (question id, predicted letter, the four probabilities) for the test
   split and, where the file has answers, its accuracies; the official predict (``estimator.evaluate`` with an
   undefined ``predict_steps`` off TPU and an undefined ``best_perf`` without ``do_eval``) crashed.
@@ -156,7 +156,7 @@ class RaceTask(FineTuningTask):
         return report
 
     def build_model(self) -> Any:
-        from albert_tf.modeling.multiple_choice import AlbertMultipleChoice
+        from albert_tf.tasks.race.model import AlbertMultipleChoice
 
         model = AlbertMultipleChoice(
             self.albert_config, num_choices=NUM_CHOICES, dropout_prob=self.options.dropout_prob,
@@ -182,7 +182,7 @@ class RaceTask(FineTuningTask):
     def loss(self, model, features, training: bool):
         import tensorflow as tf
 
-        from albert_tf.modeling.multiple_choice import multiple_choice_per_example_loss
+        from albert_tf.tasks.race.model import multiple_choice_per_example_loss
 
         logits = self._logits(model, features, training)
         loss = tf.reduce_mean(multiple_choice_per_example_loss(logits, features["label_ids"]))
@@ -191,7 +191,7 @@ class RaceTask(FineTuningTask):
 
     # ---------------------------------------------------------------- evaluation and prediction
     def eval_outputs(self, model, features):
-        from albert_tf.modeling.multiple_choice import multiple_choice_per_example_loss
+        from albert_tf.tasks.race.model import multiple_choice_per_example_loss
 
         logits = self._logits(model, features, False)
         labels = features["label_ids"]  # every dev question has an answer (checked in from_options)
@@ -238,7 +238,7 @@ class RaceTask(FineTuningTask):
 
     def export(self, model, export_dir: str, step: int, source: str) -> str:
         """SavedModel in ``export_dir/<step>``: raw article, question, options [B, 4] -> probabilities, answer."""
-        from albert_tf.export.multiple_choice import export_multiple_choice
+        from albert_tf.tasks.race.export import export_multiple_choice
         from albert_tf.tokenization import AlbertPreprocessor
 
         o = self.options

@@ -1,6 +1,6 @@
 """The SQuAD 1.1 / 2.0 job behind ``run_squad`` (official ``squad_utils.py``): one task on the shared runner skeleton.
 
-Reader and features: ``albert_tf.data.squad``; model and loss: ``albert_tf.modeling.squad``; post-processing:
+Reader and features: ``albert_tf.data.squad``; model and loss: ``albert_tf.tasks.squad.model``; post-processing:
 ``albert_tf.evaluation.squad_predictions``; scoring: ``albert_tf.evaluation.squad_metrics``. This module only
 wires them to the hooks of the task contract (``training/task.py``):
 
@@ -29,18 +29,16 @@ wires them to the hooks of the task contract (``training/task.py``):
 
 * ``--export_dir`` writes a SavedModel of the best (or ``--predict_checkpoint``) weights to ``<export_dir>/<step>``
   that answers raw ``question`` / ``context`` strings, windows and post-processing in the graph
-  (``albert_tf.export.squad``); ``export_savedmodel --task=squad`` does the same from a checkpoint.
+  (``albert_tf.tasks.squad.export``); ``export_savedmodel --task=squad`` does the same from a checkpoint.
 
-``python -m albert_tf.tasks.squad span_upper_bound ...`` is the span-upper-bound diagnostic (:func:`span_upper_bound`).
+Scoring and prediction files: :mod:`albert_tf.tasks.squad.scoring`; the span-upper-bound diagnostic
+(``python -m albert_tf.tasks.squad span_upper_bound ...``): :mod:`albert_tf.tasks.squad.diagnostics`.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
-import sys
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -48,10 +46,9 @@ from absl import logging
 
 from albert_tf import files as _fs
 from albert_tf.data import squad as squad_data
-from albert_tf.evaluation import squad_metrics
-from albert_tf.evaluation.squad_predictions import SquadPredictions, is_max_context, postprocess
-from albert_tf.files import write_text_atomic
+from albert_tf.evaluation.squad_predictions import SquadPredictions, postprocess
 from albert_tf.tasks.base import FineTuningOptions, FineTuningTask, export_metadata, input_buckets, load_albert_config
+from albert_tf.tasks.squad.scoring import score, write_prediction_files
 from albert_tf.tokenization import FullTokenizer
 from albert_tf.training import experiment
 from albert_tf.training.experiment import run_experiment, validate_options
@@ -135,11 +132,7 @@ class SquadTask(FineTuningTask):
             raise TaskError("--do_train needs --train_file (SQuAD JSON)")
         if (run.do_eval or run.do_predict) and not options.predict_file:
             raise TaskError("--do_eval/--do_predict need --predict_file (SQuAD JSON)")
-        if options.max_seq_length <= options.max_query_length + 3:
-            raise TaskError(
-                f"--max_seq_length={options.max_seq_length} must be > --max_query_length + 3 "
-                f"({options.max_query_length + 3}): [CLS] question [SEP] context [SEP] leaves no room for the context"
-            )
+        squad_data.check_window_settings(options.max_seq_length, options.doc_stride, options.max_query_length)
         for name in ("doc_stride", "n_best_size", "max_answer_length", "start_n_top", "end_n_top"):
             if getattr(options, name) < 1:
                 raise TaskError(f"--{name} must be >= 1, got {getattr(options, name)}")
@@ -164,7 +157,8 @@ class SquadTask(FineTuningTask):
                 raise TaskError(f"--train_file {options.train_file} holds no question")
         if run.do_eval or run.do_predict:
             task.predict_dataset = squad_data.read_squad_json(options.predict_file)
-            task.predict_examples = squad_data.read_squad_examples(options.predict_file, False, v2)
+            task.predict_examples = squad_data.read_squad_examples(options.predict_file, False, v2,
+                                                                   dataset=task.predict_dataset)
             if not task.predict_examples:
                 raise TaskError(f"--predict_file {options.predict_file} holds no question")
             if run.do_eval and not any(e.answers or e.is_impossible for e in task.predict_examples):
@@ -217,13 +211,15 @@ class SquadTask(FineTuningTask):
         )
         if self.run.do_train:
             self.cached[TRAIN] = squad_data.cached_features(
-                o.train_file, is_training=True, cache_dir=self.cache_dir(o.train_feature_file), **common
+                o.train_file, is_training=True, cache_dir=self.cache_dir(o.train_feature_file),
+                examples=self.train_examples, **common
             )
             if not self.cached[TRAIN].num_features:
                 raise TaskError(f"--train_file {o.train_file}: no question gave a feature (see the alignment report)")
         if self.run.do_eval or self.run.do_predict:
             self.cached[PREDICT] = squad_data.cached_features(
-                o.predict_file, is_training=False, cache_dir=self.cache_dir(o.predict_feature_file), **common
+                o.predict_file, is_training=False, cache_dir=self.cache_dir(o.predict_feature_file),
+                examples=self.predict_examples, **common
             )
         for split, path in ((TRAIN, o.train_file), (PREDICT, o.predict_file)):
             if split in self.cached:  # every counted problem, one line each naming the file and question
@@ -240,7 +236,7 @@ class SquadTask(FineTuningTask):
         }
 
     def build_model(self) -> Any:
-        from albert_tf.modeling.squad import AlbertSquad
+        from albert_tf.tasks.squad.model import AlbertSquad
 
         o = self.options
         model = AlbertSquad(
@@ -281,7 +277,7 @@ class SquadTask(FineTuningTask):
     def loss(self, model, features, training: bool):
         import tensorflow as tf
 
-        from albert_tf.modeling.squad import squad_per_example_loss
+        from albert_tf.tasks.squad.model import squad_per_example_loss
 
         outputs = model(self._inputs(features, training), training=training)
         loss = tf.reduce_mean(squad_per_example_loss(outputs, features, self.version_2))
@@ -310,7 +306,7 @@ class SquadTask(FineTuningTask):
         """
         import tensorflow as tf
 
-        from albert_tf.modeling.squad import MASK_VALUE
+        from albert_tf.tasks.squad.model import MASK_VALUE
 
         if self.options.nbest_over_padding:
             return tf.ensure_shape(logits, [None, self.options.max_seq_length])
@@ -362,7 +358,7 @@ class SquadTask(FineTuningTask):
 
     def export(self, model, export_dir: str, step: int, source: str) -> str:
         """SavedModel in ``export_dir/<step>``: raw question and context -> answer, character offsets, score."""
-        from albert_tf.export.squad import export_squad
+        from albert_tf.tasks.squad.export import export_squad
         from albert_tf.tokenization import AlbertPreprocessor
 
         o = self.options
@@ -392,263 +388,3 @@ def export_checkpoint(checkpoint: str, export_dir: str, **options: Any) -> str:
     config = make_config(output_dir=export_dir, export_dir=export_dir, predict_checkpoint=checkpoint, **options)
     task = SquadTask.from_options(config.task, config.run)
     return experiment.export_checkpoint(task, checkpoint, export_dir)
-
-
-def write_prediction_files(results_dir: str, predictions: SquadPredictions, null_threshold: float) -> list[str]:
-    """The official output files (temporary name, then renamed); v2 answers use ``null_threshold``."""
-    files = {
-        "predictions.json": predictions.answers(null_threshold),
-        "nbest_predictions.json": predictions.nbest,
-    }
-    if predictions.null_scores is not None:
-        files["null_odds.json"] = predictions.null_scores
-    paths = []
-    for name, content in files.items():
-        path = os.path.join(results_dir, name)
-        write_text_atomic(path, json.dumps(content, indent=4, ensure_ascii=False) + "\n")
-        paths.append(path)
-    return paths
-
-
-def restrict_dataset(dataset: list[dict], qids: set[str]) -> list[dict]:
-    """A copy of the official ``data`` list holding only the questions in ``qids`` (the scored subset)."""
-    out = []
-    for article in dataset:
-        paragraphs = []
-        for paragraph in article.get("paragraphs", []):
-            qas = [qa for qa in paragraph.get("qas", []) if qa.get("id") in qids]
-            if qas:
-                paragraphs.append(dict(paragraph, qas=qas))
-        if paragraphs:
-            out.append(dict(article, paragraphs=paragraphs))
-    return out
-
-
-def score(
-    dataset: list[dict], predictions: SquadPredictions, version_2_with_negative: bool, null_threshold: float
-) -> dict[str, Any]:
-    """Official scores of the predicted questions.
-
-    v1: ``exact_match``/``f1`` of evaluate-v1.1 over the answerable questions (``unanswerable_skipped`` counts the
-    others). v2: ``exact``/``f1`` as ``run_squad_v2`` reports them (second pass with ``best_f1_thresh`` tuned on this
-    set, ``na_prob_thresh`` 1.0 on the logits), ``best_*`` of the first pass, the HasAns/NoAns breakdown, and the
-    ``fixed_*`` scores of ``predictions.json`` at ``null_threshold`` with ``answer_class_accuracy`` (null score >=
-    threshold vs unanswerable) beside ``majority_class_accuracy``.
-    """
-    dataset = restrict_dataset(dataset, set(predictions.best_text))
-    total = sum(len(p["qas"]) for a in dataset for p in a["paragraphs"])
-    if not version_2_with_negative:
-        answerable = squad_metrics.answerable_subset(dataset)
-        n = sum(len(p["qas"]) for a in answerable for p in a["paragraphs"])
-        metrics: dict[str, Any] = {"num_questions": total, "unanswerable_skipped": total - n}
-        if n:
-            result = squad_metrics.evaluate_v1(answerable, predictions.answers())
-            metrics.update(exact_match=result["exact_match"], f1=result["f1"], exact=result["exact_match"])
-        else:
-            metrics.update(exact_match=0.0, f1=0.0, exact=0.0)
-        return metrics
-    null_scores = predictions.null_scores
-    first = squad_metrics.evaluate_v2(dataset, predictions.answers(None), null_scores, 1.0)
-    tuned = first["best_f1_thresh"]
-    official = squad_metrics.evaluate_v2(dataset, predictions.answers(tuned), null_scores, 1.0)
-    fixed = squad_metrics.evaluate_v2(dataset, predictions.answers(null_threshold))
-    metrics = {"num_questions": total, "exact": official["exact"], "f1": official["f1"],
-               "null_score_diff_threshold": tuned}
-    for key in ("HasAns_exact", "HasAns_f1", "HasAns_total", "NoAns_exact", "NoAns_f1", "NoAns_total"):
-        if key in official:
-            metrics[key] = official[key]
-    for key in ("best_exact", "best_exact_thresh", "best_f1", "best_f1_thresh"):
-        metrics[key] = first[key]
-    metrics["fixed_threshold"] = null_threshold
-    for key in ("exact", "f1", "HasAns_exact", "HasAns_f1", "NoAns_exact", "NoAns_f1"):
-        if key in fixed:
-            metrics[f"fixed_{key}"] = fixed[key]
-    has_answer = squad_metrics.has_answer_map(dataset)
-    hits = [(null_scores[q] >= null_threshold) == (not has) for q, has in has_answer.items()]
-    impossible = sum(1 for has in has_answer.values() if not has)
-    metrics["answer_class_accuracy"] = float(np.mean(hits)) if hits else 0.0
-    metrics["majority_class_accuracy"] = max(impossible, len(has_answer) - impossible) / max(len(has_answer), 1)
-    return metrics
-
-
-# ------------------------------------------------------------------------------------------ span upper bound
-def gold_outputs(feature: Any, version_2_with_negative: bool, max_seq_length: int, start_n_top: int = 5,
-                 end_n_top: int = 5) -> dict[str, np.ndarray]:
-    """Model outputs of one window that peak at its gold token span (at ``[CLS]`` when the window has no answer).
-
-    v1: logits 10 at the gold start/end, 0 elsewhere. v2: the beam's first entry is the gold span with
-    log-probability 0, every other beam entry points at ``[CLS]`` (which the post-processing rejects), and
-    ``cls_logits`` is -10 for a window holding the answer, +10 otherwise.
-    """
-    if feature.start_position is None:
-        raise ValueError(f"window {feature.unique_id} has no gold span: the question has no answer in the file")
-    start, end = int(feature.start_position), int(feature.end_position)
-    answered = not feature.is_impossible and start > 0
-    if not version_2_with_negative:
-        start_logits = np.zeros(max_seq_length, np.float32)
-        end_logits = np.zeros(max_seq_length, np.float32)
-        start_logits[start] = end_logits[end] = 10.0
-        return {"start_logits": start_logits, "end_logits": end_logits}
-    start_top_index = np.zeros(start_n_top, np.int32)
-    start_top_log_probs = np.full(start_n_top, -20.0, np.float32)
-    end_top_index = np.zeros(start_n_top * end_n_top, np.int32)
-    end_top_log_probs = np.full(start_n_top * end_n_top, -20.0, np.float32)
-    start_top_index[0], end_top_index[0] = start, end
-    start_top_log_probs[0] = end_top_log_probs[0] = 0.0
-    return {
-        "start_top_index": start_top_index,
-        "start_top_log_probs": start_top_log_probs,
-        "end_top_index": end_top_index,
-        "end_top_log_probs": end_top_log_probs,
-        "cls_logits": np.float32(-10.0 if answered else 10.0),
-    }
-
-
-def span_upper_bound(
-    predict_file: str,
-    spm_model_file: str,
-    *,
-    version_2_with_negative: bool = False,
-    max_seq_length: int = 384,
-    doc_stride: int = 128,
-    max_query_length: int = 64,
-    do_lower_case: bool = True,
-    n_best_size: int = 20,
-    max_answer_length: int = 30,
-    output_file: str | None = None,
-) -> dict[str, Any]:
-    """What tokenization, alignment, windowing and post-processing lose, measured with perfect logits.
-
-    Builds the prediction features exactly as ``run_squad --do_predict`` does, gives each window the outputs of
-    :func:`gold_outputs`, runs the same post-processing (v2: null threshold 0, between the -10 / +10 answer-class
-    logits) and scores the answers with the official scripts: evaluate-v2.0, or evaluate-v1.1 over the answerable
-    questions. Returns the scores, the alignment report and every question that misses (not an exact match) with
-    the reason; writes the answers to ``output_file`` when given.
-    """
-    if max_seq_length <= max_query_length + 3:
-        raise TaskError(f"--max_seq_length={max_seq_length} must be > --max_query_length + 3 ({max_query_length + 3})")
-    tokenizer = FullTokenizer(do_lower_case=do_lower_case, spm_model_file=spm_model_file)
-    dataset = squad_data.read_squad_json(predict_file)
-    examples = squad_data.read_squad_examples(predict_file, False, version_2_with_negative)
-    features, report = squad_data.convert_examples_to_features(
-        examples, tokenizer, max_seq_length, doc_stride, max_query_length, is_training=False,
-        do_lower_case=do_lower_case,
-    )
-    unlabelled = [e.qas_id for e in examples if e.orig_answer_text is None]
-    if unlabelled:
-        raise TaskError(f"{predict_file}: question {unlabelled[0]} has no gold answer (and is not marked "
-                        "is_impossible): the span upper bound needs labelled data")
-    outputs = {f.unique_id: gold_outputs(f, version_2_with_negative, max_seq_length) for f in features}
-    predictions = postprocess(
-        examples, features, outputs, version_2_with_negative=version_2_with_negative, n_best_size=n_best_size,
-        max_answer_length=max_answer_length, start_n_top=5, end_n_top=5,
-    )
-    answers = predictions.answers(0.0)
-    if version_2_with_negative:  # the official v2.0 script on the written predictions file
-        scores = squad_metrics.evaluate_v2(restrict_dataset(dataset, set(answers)), answers)
-    else:  # the official v1.1 script over the answerable questions
-        scores = squad_metrics.evaluate_v1(squad_metrics.answerable_subset(dataset), answers)
-    misses = _misses(examples, features, answers, report, version_2_with_negative, max_answer_length)
-    if output_file:
-        write_text_atomic(output_file, json.dumps(answers, indent=4, ensure_ascii=False) + "\n")
-    return {
-        "predict_file": predict_file,
-        "version_2_with_negative": version_2_with_negative,
-        "max_seq_length": max_seq_length,
-        "doc_stride": doc_stride,
-        "max_query_length": max_query_length,
-        "num_questions": len(examples),
-        "num_features": len(features),
-        "scores": scores,
-        "report": report.to_json(),
-        "misses": misses,
-    }
-
-
-def _misses(
-    examples, features, answers: dict[str, str], report, version_2: bool, max_answer_length: int
-) -> list[dict[str, str]]:
-    """Questions whose answer is not an exact match of a gold answer, each with why."""
-    windows: dict[int, list[Any]] = {}
-    for f in features:
-        windows.setdefault(f.example_index, []).append(f)
-    mismatched = set(report.mismatched)
-    out = []
-    for index, example in enumerate(examples):
-        golds = list(example.answers) or [""]
-        if not version_2 and not example.answers:
-            continue  # v1 scores the answerable questions only
-        answer = answers.get(example.qas_id, "")
-        if max(squad_metrics.exact_match_score(answer, g) for g in golds):
-            continue
-        mine = windows.get(index, [])
-        if example.qas_id in mismatched:
-            reason = "alignment failed the 80% rule: the question has no window"
-        elif not any(not f.is_impossible and f.start_position for f in mine):
-            reason = "no window holds the whole answer span"
-        elif not any(
-            not f.is_impossible and f.start_position and is_max_context(f, f.start_position) for f in mine
-        ):
-            reason = "the answer's start token has its maximal context in a window that does not hold the whole answer"
-        elif all(f.end_position - f.start_position + 1 > max_answer_length for f in mine if f.start_position):
-            length = min(f.end_position - f.start_position + 1 for f in mine if f.start_position)
-            reason = f"the answer is {length} tokens, longer than --max_answer_length={max_answer_length}"
-        else:
-            reason = "the text recovered from the token span differs from the gold answer (tokenization/alignment)"
-        out.append({"id": example.qas_id, "prediction": answer, "gold": golds[0], "reason": reason})
-    return out
-
-
-def _upper_bound_main(argv: Sequence[str]) -> int:
-    """``python -m albert_tf.tasks.squad span_upper_bound --predict_file=F --spm_model_file=M ...``."""
-    from absl import flags
-
-    fv = flags.FlagValues()
-    flags.DEFINE_string("predict_file", None, "SQuAD JSON with gold answers (v1.1 or v2.0 layout).", flag_values=fv)
-    flags.DEFINE_string("spm_model_file", None, "SentencePiece model of the tokenizer.", flag_values=fv)
-    flags.DEFINE_bool("version_2_with_negative", False, "v2 post-processing and scoring (else v1.1 over the "
-                      "answerable questions).", flag_values=fv)
-    flags.DEFINE_integer("max_seq_length", 384, "As run_squad.", flag_values=fv)
-    flags.DEFINE_integer("doc_stride", 128, "As run_squad.", flag_values=fv)
-    flags.DEFINE_integer("max_query_length", 64, "As run_squad.", flag_values=fv)
-    flags.DEFINE_bool("do_lower_case", True, "As run_squad.", flag_values=fv)
-    flags.DEFINE_integer("n_best_size", 20, "As run_squad.", flag_values=fv)
-    flags.DEFINE_integer("max_answer_length", 30, "As run_squad.", flag_values=fv)
-    flags.DEFINE_string("output_file", None, "Write the answers (predictions.json layout) here.", flag_values=fv)
-    usage = (
-        "usage: python -m albert_tf.tasks.squad span_upper_bound --predict_file=F --spm_model_file=M "
-        "[--version_2_with_negative] [--max_seq_length=384 --doc_stride=128 --max_query_length=64] "
-        "[--output_file=predictions.json]\n\nThe span upper bound: the score of perfect logits through run_squad's "
-        "features and post-processing (what tokenization, alignment, windowing and post-processing lose). "
-        "Prints the scores and every missed question as JSON.\n"
-    )
-    args = list(argv)
-    if len(args) < 2 or args[1] != "span_upper_bound" or any(a in ("--help", "-h") for a in args):
-        print(usage + fv.get_help(), file=sys.stdout if "--help" in args or "-h" in args else sys.stderr)
-        return 0 if ("--help" in args or "-h" in args) else 2
-    try:
-        fv([args[0], *args[2:]])
-        for name in ("predict_file", "spm_model_file"):
-            if not fv[name].value:
-                raise TaskError(f"--{name} is required")
-        result = span_upper_bound(
-            fv.predict_file,
-            fv.spm_model_file,
-            version_2_with_negative=fv.version_2_with_negative,
-            max_seq_length=fv.max_seq_length,
-            doc_stride=fv.doc_stride,
-            max_query_length=fv.max_query_length,
-            do_lower_case=fv.do_lower_case,
-            n_best_size=fv.n_best_size,
-            max_answer_length=fv.max_answer_length,
-            output_file=fv.output_file,
-        )
-    except (flags.Error, ValueError, OSError) as e:
-        print(f"span_upper_bound: {e}", file=sys.stderr)
-        return 2
-    print(json.dumps(result, indent=2, ensure_ascii=False))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(_upper_bound_main(sys.argv))

@@ -48,7 +48,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from albert_tf.export.serving import (
+from albert_tf.export.savedmodel import (
     IDS_SIGNATURE,
     TEXT_SIGNATURE,
     make_preprocessor,
@@ -87,6 +87,7 @@ class SquadFeaturizer:
     """Raw ``question`` [B] and ``context`` [B] -> the official windows of every question, in the graph."""
 
     def __init__(self, preprocessor: Any, doc_stride: int, max_query_length: int) -> None:
+        from albert_tf.data.squad.features import check_window_settings
         from albert_tf.data.squad.reader import SquadDataError
         from albert_tf.tokenization import unicode_tables
 
@@ -96,13 +97,7 @@ class SquadFeaturizer:
         self.max_seq_length = int(preprocessor.max_seq_length)
         self.doc_stride = int(doc_stride)
         self.max_query_length = int(max_query_length)
-        if self.max_query_length < 1 or self.doc_stride < 1:
-            raise SquadDataError(f"doc_stride ({doc_stride}) and max_query_length ({max_query_length}) must be >= 1")
-        if self.max_seq_length <= self.max_query_length + 3:
-            raise SquadDataError(
-                f"max_seq_length ({self.max_seq_length}) must be greater than max_query_length "
-                f"({self.max_query_length}) + 3"
-            )
+        check_window_settings(self.max_seq_length, self.doc_stride, self.max_query_length)
         self._whitespace = unicode_tables.whitespace_class_pattern() + "+"
 
     # ----------------------------------------------------------------------------------------------- context

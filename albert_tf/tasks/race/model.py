@@ -27,6 +27,8 @@ from typing import Any
 import keras
 from keras import ops
 
+from albert_tf.checkpoints.heads import TaskHead, register_head
+from albert_tf.checkpoints.names import VariableRef
 from albert_tf.config import AlbertConfig
 from albert_tf.modeling.encoder import INPUT_NAMES, AlbertEncoder, as_config, preset_arguments
 from albert_tf.modeling.initializers import truncated_normal
@@ -182,3 +184,22 @@ def multiple_choice_loss(logits, labels):
 def multiple_choice_predictions(logits):
     """The chosen option of each example [B] (int32 argmax, as the official ``predictions``)."""
     return ops.cast(ops.argmax(logits, axis=-1), "int32")
+
+
+# ---------------------------------------------------------------------------------------------- checkpoint names
+# run_race.py's head: ``output_weights`` [1, H] (our Dense(1) kernel [H, 1] transposed) and ``output_bias`` [1], at
+# the top level as the GLUE classifier's; transformers' AlbertForMultipleChoice ``classifier``. Its names and shape
+# are a one-label classifier's, so it is never guessed from arrays alone: the model (or --task) names it.
+HEAD = register_head(TaskHead(
+    name="race",
+    model_type=AlbertMultipleChoice,
+    official_names=("output_weights", "output_bias"),
+    variables=lambda model: {
+        "output_weights": VariableRef(model.head.kernel, "transpose"),
+        "output_bias": VariableRef(model.head.bias),
+    },
+    shapes=lambda config, num_labels: {"output_weights": (1, config.hidden_size), "output_bias": (1,)},
+    huggingface={"output_weights": ("classifier.weight", False), "output_bias": ("classifier.bias", False)},
+    huggingface_architecture="AlbertForMultipleChoice",
+    guessed_from_arrays=False,
+))

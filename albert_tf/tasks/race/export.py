@@ -30,7 +30,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from albert_tf.evaluation.race_metrics import LETTERS
-from albert_tf.export.serving import TEXT_SIGNATURE, make_preprocessor, refuse_non_empty, write_savedmodel_atomic
+from albert_tf.export.savedmodel import TEXT_SIGNATURE, make_preprocessor, refuse_non_empty, write_savedmodel_atomic
 
 IDS_SIGNATURE = "serve_ids"
 NUM_CHOICES = 4

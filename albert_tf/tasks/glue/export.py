@@ -26,65 +26,24 @@ Signatures (all batch-major; TF Serving's ``predict`` API):
   float scalar ``threshold`` (a scalar output has no batch dimension, so TF Serving's REST API then
   needs the columnar ``"inputs"`` request format instead of row ``"instances"``).
 
-Built with ``keras.export.ExportArchive``: a plain ``tf.saved_model.save`` of a Keras 3 model
-loads in TF2 but fails in the TF1 session loader TF Serving uses ("Could not find variable",
-keras-team/keras#19274; measured in reference/deps.md Q3). Consumers must ``import
-tensorflow_text`` before loading (the SentencePiece ops live there; the stock ModelServer links
-them). :func:`run_tf1_session` loads an export exactly as TF Serving's ``SavedModelBundle`` does
-and is what the tests use as a stand-in for the server.
+Shared pieces (atomic write, metadata, tokenizer, TF1 loader): :mod:`albert_tf.export.savedmodel`.
 """
 
 from __future__ import annotations
 
-import json
-import os
-import posixpath
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-import numpy as np
-
-from albert_tf import files as _fs
 from albert_tf.data.batching import DEFAULT_BUCKET_LENGTHS, bucket_boundaries, trim_batch
-
-TEXT_SIGNATURE = "serving_default"
-IDS_SIGNATURE = "serve_token_ids"
-EXAMPLES_SIGNATURE = "serve_tf_examples"
-EXPORT_INFO = os.path.join("assets.extra", "albert_export.json")
-
-
-def refuse_non_empty(export_dir: str) -> None:
-    """Raise ``FileExistsError`` when ``export_dir`` is a directory holding anything (never overwrite an export)."""
-    if _fs.has_children(export_dir):
-        raise FileExistsError(f"{export_dir} exists and is not empty; choose a new export directory")
-
-
-def write_savedmodel_atomic(export_dir: str, write: Callable[[str], Any], info: Mapping[str, Any]) -> str:
-    """``write(tmp)`` a SavedModel into ``<export_dir>.tmp-<pid>``, add ``assets.extra/albert_export.json``, then
-    rename it to ``export_dir``; returns ``export_dir``.
-
-    Why: TF Serving and ``tf.saved_model.load`` must never see a directory that holds a graph without its
-    variables (TF Serving also ignores the non-numeric temporary name beside its version directories); the rename
-    is the commit point, and a failure removes the temporary directory. Every export of the package goes through
-    here. Directory moves and deletions go through :mod:`albert_tf.files`, which also handles ``ram://``.
-    """
-    export_dir = export_dir.rstrip("/") or export_dir
-    refuse_non_empty(export_dir)
-    tmp = f"{export_dir}.tmp-{os.getpid()}"
-    _fs.rmtree(tmp)
-    try:
-        write(tmp)
-        _fs.makedirs(posixpath.join(tmp, posixpath.dirname(EXPORT_INFO)))
-        with _fs.open_file(posixpath.join(tmp, EXPORT_INFO), "w") as f:
-            f.write(json.dumps(dict(info), indent=1, sort_keys=True) + "\n")
-        refuse_non_empty(export_dir)  # another writer may have claimed it meanwhile
-        if _fs.isdir(export_dir):
-            _fs.rmtree(export_dir)  # an empty directory the user created beforehand
-        _fs.rename_dir(tmp, export_dir)
-    except BaseException:
-        _fs.rmtree(tmp)
-        raise
-    return export_dir
+from albert_tf.export.savedmodel import (
+    EXAMPLES_SIGNATURE,
+    IDS_SIGNATURE,
+    TEXT_SIGNATURE,
+    make_preprocessor,
+    preprocess,
+    refuse_non_empty,
+    write_savedmodel_atomic,
+)
 
 
 def _classifier_outputs(
@@ -92,7 +51,7 @@ def _classifier_outputs(
 ) -> dict[str, Any]:
     import tensorflow as tf
 
-    from albert_tf.modeling.classifier import classifier_logits
+    from albert_tf.tasks.glue.model import classifier_logits
 
     logits = tf.cast(classifier_logits(model(dict(features), training=False)), tf.float32)
     if labels is None:
@@ -105,20 +64,6 @@ def _classifier_outputs(
     if threshold is not None:  # the official --threshold_to_export: a float scalar beside the answers
         out["threshold"] = tf.constant(float(threshold), tf.float32)
     return out
-
-
-def make_preprocessor(spm_model_file: str | bytes, max_seq_length: int, do_lower_case: bool = True) -> Any:
-    """The in-graph tokenizer layer used by the text signature."""
-    from albert_tf.tokenization import AlbertPreprocessor
-
-    return AlbertPreprocessor(spm_model_file, max_seq_length, do_lower_case=do_lower_case)
-
-
-def preprocess(preprocessor: Any, text_a: Any, text_b: Any | None) -> dict[str, Any]:
-    """Raw strings -> int32 ``input_ids``/``input_mask``/``segment_ids`` through the preprocessor layer."""
-    inputs = {"text_a": text_a} if text_b is None else {"text_a": text_a, "text_b": text_b}
-    out = preprocessor(inputs)
-    return {k: out[k] for k in ("input_ids", "input_mask", "segment_ids")}
 
 
 def export_classifier(
@@ -231,36 +176,3 @@ def export_classifier(
         **dict(metadata or {}),
     }
     return write_savedmodel_atomic(export_dir, lambda tmp: archive.write_out(tmp, verbose=False), info)
-
-
-def run_tf1_session(
-    export_dir: str, feeds: Mapping[str, Any], signature: str = TEXT_SIGNATURE
-) -> dict[str, np.ndarray]:
-    """Load ``export_dir`` with the TF1 session loader (TF Serving's ``SavedModelBundle`` path) and run a signature.
-
-    ``feeds`` maps signature input names to arrays (strings as ``str``/``bytes``). Run it in a
-    fresh process to reproduce what a server sees; it imports ``tensorflow_text`` first.
-    """
-    import tensorflow as tf
-    import tensorflow_text  # noqa: F401  (registers the SentencePiece / RoundRobinTrim ops)
-
-    graph = tf.Graph()
-    with graph.as_default(), tf.compat.v1.Session(graph=graph) as sess:
-        meta = tf.compat.v1.saved_model.loader.load(sess, ["serve"], export_dir)
-        if signature not in meta.signature_def:
-            raise KeyError(f"{export_dir}: no signature {signature!r}; it has {sorted(meta.signature_def)}")
-        sig = meta.signature_def[signature]
-        missing = set(sig.inputs) - set(feeds)
-        if missing:
-            raise KeyError(f"signature {signature!r} needs inputs {sorted(sig.inputs)}; missing {sorted(missing)}")
-        feed_dict = {sig.inputs[k].name: np.asarray(v) for k, v in feeds.items()}
-        names = sorted(sig.outputs)
-        values = sess.run([sig.outputs[k].name for k in names], feed_dict=feed_dict)
-    return dict(zip(names, values, strict=True))
-
-
-def load_export_info(export_dir: str) -> dict[str, Any]:
-    """The JSON written beside the SavedModel (labels, signature inputs, task metadata); local or ``gs://``."""
-
-    with _fs.open_file(os.path.join(export_dir, EXPORT_INFO), "rb") as f:
-        return json.loads(f.read().decode("utf-8"))

@@ -12,7 +12,7 @@ What the official runner does, with its user complaints fixed (google-research/a
   best by the official key metric (MCC for CoLA, Pearson for STS-B, accuracy otherwise) in ``best/``.
 * Outputs: ``eval_results.{json,jsonl,txt}``, ``best_trial.txt``, ``test_results.tsv`` (class
   probabilities / scores), the GLUE submission file ``{Task}.tsv`` and, with ``export_dir``, a SavedModel
-  with a raw-text signature (``albert_tf.export.serving``) in ``export_dir/<global step>``.
+  with a raw-text signature (``albert_tf.tasks.glue.export``) in ``export_dir/<global step>``.
 * MNLI-mismatched and AX are evaluated/predicted with an MNLI model, results in ``output_dir/<task>/``.
 """
 
@@ -30,9 +30,7 @@ from albert_tf import files as _fs
 from albert_tf.config import AlbertConfig
 from albert_tf.data import glue
 from albert_tf.evaluation import glue_metrics
-from albert_tf.export.serving import export_classifier
 from albert_tf.files import write_text_atomic
-from albert_tf.modeling.classifier import AlbertClassifier, classification_per_example_loss, classifier_logits
 from albert_tf.tasks.base import (
     FineTuningOptions,
     export_metadata,
@@ -42,6 +40,8 @@ from albert_tf.tasks.base import (
     tokenizer_run_record,
     warn_random_initialisation,
 )
+from albert_tf.tasks.glue.export import export_classifier
+from albert_tf.tasks.glue.model import AlbertClassifier, classification_per_example_loss, classifier_logits
 from albert_tf.tokenization import AlbertPreprocessor, FullTokenizer
 from albert_tf.training import experiment
 from albert_tf.training.experiment import run_experiment, validate_options

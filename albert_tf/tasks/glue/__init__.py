@@ -1,0 +1,74 @@
+"""GLUE classification and regression: ``run_classifier``, and ``export_savedmodel --task=classifier``.
+
+* ``task``: the job on the shared runner (:class:`GlueTask`, ``make_config``, ``run``, ``export_checkpoint``);
+* ``model``: :class:`~albert_tf.tasks.glue.model.AlbertClassifier` and its head's checkpoint names;
+* ``export``: the raw-text, token-id and tf.Example serving signatures.
+
+Readers and features live in ``albert_tf.data.glue``, the metrics in ``albert_tf.evaluation.glue_metrics``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from albert_tf.data.batching import DEFAULT_BUCKET_LENGTHS
+from albert_tf.data.glue import GlueDataError
+from albert_tf.export.savedmodel import IDS_SIGNATURE
+from albert_tf.tasks.glue.model import AlbertClassifier  # registers the head's checkpoint names
+from albert_tf.tasks.glue.task import GlueOptions, GlueTask, export_checkpoint, make_config, run
+from albert_tf.tasks.registry import TaskExport, register_task
+
+__all__ = ["TASK", "AlbertClassifier", "GlueOptions", "GlueTask", "export_checkpoint", "make_config", "run"]
+
+
+def _define_export_flags(fv: Any) -> None:
+    from absl import flags
+
+    if "task_name" not in fv:
+        flags.DEFINE_string("task_name", None, "GLUE task the checkpoint was fine-tuned on (labels, pair or single).",
+                            flag_values=fv)
+    if "threshold_to_export" not in fv:
+        flags.DEFINE_float("threshold_to_export", float("nan"),
+                           "Also return this float scalar as 'threshold' (NaN: none).", flag_values=fv)
+    if "export_jit_compile" not in fv:
+        flags.DEFINE_bool("export_jit_compile", False,
+                          "Run the model's forward under XLA in every signature (same outputs; lower CPU latency at "
+                          "batch 1; the first request of each shape compiles).", flag_values=fv)
+    if "bucket_lengths" not in fv:
+        flags.DEFINE_string("bucket_lengths", DEFAULT_BUCKET_LENGTHS,
+                            "In-graph length bucketing of the raw-text and tf.Example signatures: a request is cut "
+                            "to its longest real sequence rounded up to the next of these lengths (capped at "
+                            "--max_seq_length); same outputs to float rounding (serve_token_ids runs at the length "
+                            "sent). 'none': pad every request to --max_seq_length (the official export).",
+                            flag_values=fv)
+
+
+def _export(fv: Any) -> str:
+    threshold = fv.threshold_to_export
+    return export_checkpoint(
+        fv.checkpoint, fv.export_dir, task_name=fv.task_name, albert_config_file=fv.albert_config_file,
+        spm_model_file=fv.spm_model_file, max_seq_length=fv.max_seq_length, do_lower_case=fv.do_lower_case,
+        sharing=fv.sharing, threshold_to_export=None if math.isnan(threshold) else threshold,
+        export_jit_compile=fv.export_jit_compile, bucket_lengths=fv.bucket_lengths,
+    )
+
+
+TASK = register_task(TaskExport(
+    name="classifier",
+    description="""a fine-tuned GLUE classifier (run_classifier's best/ckpt-best or ckpt-N). Signatures:
+serving_default (raw strings text_a [+ text_b for pair tasks] -> probabilities, label, label_id, logits; or score
+for STS-B), serve_token_ids (input_ids/input_mask/segment_ids) and serve_tf_examples (the official
+serialized_example receiver). Each request is cut in the graph to its longest real sequence rounded up to a
+--bucket_lengths length (same outputs; 'none' pads to --max_seq_length).
+
+  export_savedmodel --task=classifier --task_name=MRPC --albert_config_file=albert_base_v2 \\
+      --spm_model_file=30k-clean.model --max_seq_length=128 --checkpoint=out/mrpc/best/ckpt-best \\
+      --export_dir=serving/mrpc""",
+    define_flags=_define_export_flags,
+    export=_export,
+    ids_signature=IDS_SIGNATURE,
+    required=("task_name", "albert_config_file", "spm_model_file"),
+    errors=(GlueDataError,),
+    default=True,
+))

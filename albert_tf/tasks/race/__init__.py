@@ -1,0 +1,52 @@
+"""RACE multiple choice: ``run_race``, and ``export_savedmodel --task=race``.
+
+* ``task``: the job on the shared runner (accuracy overall and per level in one run);
+* ``model``: :class:`~albert_tf.tasks.race.model.AlbertMultipleChoice` and its head's checkpoint names;
+* ``export``: the raw-text (article, question, four options) and token-id serving signatures.
+
+The reader and features live in ``albert_tf.data.race``, the accuracy per level in ``albert_tf.evaluation``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from albert_tf.data.race import RaceDataError
+from albert_tf.tasks.race.export import IDS_SIGNATURE
+from albert_tf.tasks.race.model import AlbertMultipleChoice  # registers the head's checkpoint names
+from albert_tf.tasks.race.task import RaceOptions, RaceTask, export_checkpoint, make_config, run
+from albert_tf.tasks.registry import TaskExport, register_task
+
+__all__ = ["TASK", "AlbertMultipleChoice", "RaceOptions", "RaceTask", "export_checkpoint", "make_config", "run"]
+
+
+def _define_export_flags(fv: Any) -> None:
+    from absl import flags
+
+    if "max_qa_length" not in fv:
+        flags.DEFINE_integer("max_qa_length", RaceOptions.max_qa_length,
+                             "Question + option tokens kept (the last ones).", flag_values=fv)
+
+
+def _export(fv: Any) -> str:
+    return export_checkpoint(
+        fv.checkpoint, fv.export_dir, albert_config_file=fv.albert_config_file, spm_model_file=fv.spm_model_file,
+        max_seq_length=fv.max_seq_length, max_qa_length=fv.max_qa_length, do_lower_case=fv.do_lower_case,
+        sharing=fv.sharing,
+    )
+
+
+TASK = register_task(TaskExport(
+    name="race",
+    description="""a fine-tuned RACE model (run_race's best/ckpt-best or ckpt-N). Signatures: serving_default (raw
+strings article [B], question [B], options [B, 4] -> probabilities [B, 4], answer (the letter A-D), logits; the
+features of the training pipeline, --max_seq_length per choice, --max_qa_length question+option tokens kept) and
+serve_ids (input_ids/input_mask/segment_ids [B, 4, L]).
+
+  export_savedmodel --task=race --albert_config_file=albert_base_v2 --spm_model_file=30k-clean.model \\
+      --max_seq_length=512 --max_qa_length=128 --checkpoint=out/race/best/ckpt-best --export_dir=serving/race""",
+    define_flags=_define_export_flags,
+    export=_export,
+    ids_signature=IDS_SIGNATURE,
+    errors=(RaceDataError,),
+))

@@ -1,0 +1,77 @@
+"""SQuAD 1.1 and 2.0: ``run_squad``, and ``export_savedmodel --task=squad``.
+
+* ``task``: the job on the shared runner (:class:`SquadTask`, ``make_config``, ``run``, ``export_checkpoint``);
+* ``model``: :class:`~albert_tf.tasks.squad.model.AlbertSquad` (v1 span head, v2 beam + answer class) and the two
+  heads' checkpoint names;
+* ``scoring``: the official scores and prediction files; ``diagnostics``: the span upper bound
+  (``python -m albert_tf.tasks.squad span_upper_bound``);
+* ``export``: the raw question + context signature (windows and post-processing in the graph) and token ids.
+
+The reader, alignment and windows live in ``albert_tf.data.squad``, post-processing and the official evaluation
+scripts in ``albert_tf.evaluation``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from albert_tf.data.squad import SquadDataError
+from albert_tf.export.savedmodel import IDS_SIGNATURE
+from albert_tf.tasks.registry import TaskExport, register_task
+from albert_tf.tasks.squad.diagnostics import span_upper_bound
+from albert_tf.tasks.squad.model import AlbertSquad  # registers the heads' checkpoint names
+from albert_tf.tasks.squad.scoring import score
+from albert_tf.tasks.squad.task import SquadOptions, SquadTask, export_checkpoint, make_config, run
+
+__all__ = ["TASK", "AlbertSquad", "SquadOptions", "SquadTask", "export_checkpoint", "make_config", "run", "score",
+           "span_upper_bound"]
+
+#: The run_squad flags that shape the windows, the head and the answers: export_savedmodel takes them with
+#: run_squad's names and defaults (:class:`SquadOptions`).
+EXPORT_OPTIONS = (
+    ("version_2_with_negative", "SQuAD 2.0 head (beam + answer class)."),
+    ("doc_stride", "Tokens between the starts of two context windows."),
+    ("max_query_length", "Question tokens kept."),
+    ("max_answer_length", "Longest answer, in tokens."),
+    ("n_best_size", "v1: start and end candidates per window."),
+    ("start_n_top", "v2 beam: start positions kept."),
+    ("end_n_top", "v2 beam: end positions kept per start."),
+    ("null_score_diff_threshold", "v2: has_answer = null_score < this threshold."),
+)
+
+
+def _define_export_flags(fv: Any) -> None:
+    from absl import flags
+
+    defaults = SquadOptions()
+    define = {bool: flags.DEFINE_bool, int: flags.DEFINE_integer, float: flags.DEFINE_float}
+    for name, help_text in EXPORT_OPTIONS:
+        if name not in fv:
+            default = getattr(defaults, name)
+            define[type(default)](name, default, help_text, flag_values=fv)
+
+
+def _export(fv: Any) -> str:
+    return export_checkpoint(
+        fv.checkpoint, fv.export_dir, albert_config_file=fv.albert_config_file, spm_model_file=fv.spm_model_file,
+        max_seq_length=fv.max_seq_length, do_lower_case=fv.do_lower_case, sharing=fv.sharing,
+        **{name: fv[name].value for name, _ in EXPORT_OPTIONS},
+    )
+
+
+TASK = register_task(TaskExport(
+    name="squad",
+    description="""a fine-tuned SQuAD model (run_squad's best/ckpt-best or ckpt-N; --version_2_with_negative for
+v2). Signatures: serving_default (raw strings question [B], context [B] of any length -> answer, start/end character
+offsets into the context, score; v2 also null_score and has_answer at --null_score_diff_threshold; windows of
+--max_seq_length with --doc_stride and the official post-processing run in the graph) and serve_token_ids
+(input_ids/input_mask/segment_ids [+ p_mask for v2] of windows -> the model's raw outputs).
+
+  export_savedmodel --task=squad --version_2_with_negative --albert_config_file=albert_base_v2 \\
+      --spm_model_file=30k-clean.model --max_seq_length=384 --checkpoint=out/squad2/best/ckpt-best \\
+      --export_dir=serving/squad2""",
+    define_flags=_define_export_flags,
+    export=_export,
+    ids_signature=IDS_SIGNATURE,
+    errors=(SquadDataError,),
+))

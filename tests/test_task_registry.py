@@ -1,0 +1,102 @@
+"""Tasks are declared by their own packages: the built-in ones register themselves, and a task written outside
+the package (``tests/toy_task.py``) is exported by ``export_savedmodel --task=<its name>`` with its head loaded from
+an official-layout checkpoint, although nothing in ``albert_tf`` names it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from conftest import ROOT
+
+TINY = {"vocab_size": 300, "embedding_size": 8, "hidden_size": 16, "num_hidden_layers": 2,
+        "num_attention_heads": 2, "intermediate_size": 32, "max_position_embeddings": 32,
+        "hidden_dropout_prob": 0.0, "attention_probs_dropout_prob": 0.0}
+
+
+def test_the_built_in_tasks_declare_themselves():
+    from albert_tf.checkpoints.heads import registered_heads
+    from albert_tf.tasks.registry import load_tasks
+
+    names = [task.name for task in load_tasks()]
+    assert {"classifier", "squad", "race"} <= set(names)
+    assert [t.name for t in load_tasks() if t.default] == ["classifier"]
+    assert {"classifier", "race", "squad_v1", "squad_v2"} <= {h.name for h in registered_heads()}
+
+
+@pytest.mark.heavy
+def test_a_task_declared_outside_the_package_exports(tmp_path, spm_model):
+    import keras
+    import toy_task
+
+    from albert_tf.checkpoints.official import save_official_checkpoint
+    from albert_tf.config import AlbertConfig
+    from albert_tf.tokenization import FullTokenizer
+
+    vocab = FullTokenizer(spm_model_file=str(spm_model)).vocab_size
+    config_path = tmp_path / "albert_config.json"
+    config_path.write_text(json.dumps({**TINY, "vocab_size": vocab}))
+    config = AlbertConfig.from_json_file(str(config_path))
+    keras.utils.set_random_seed(3)
+    task = toy_task.ToyTaggerTask(config, num_tags=5)
+    model = task.build_model()
+    prefix = save_official_checkpoint(model, str(tmp_path / "ckpt" / "model.ckpt-7"), global_step=7)
+
+    ids = np.array([[2, 10, 11, 12, 3, 0]], np.int32)
+    mask = (ids > 0).astype(np.int32)
+    expected = model({"input_ids": ids, "input_mask": mask, "segment_ids": np.zeros_like(ids)}).numpy()
+
+    # A fresh process: the toy module registers its task and head, then the unchanged console script runs.
+    script = tmp_path / "run_export.py"
+    script.write_text(
+        "import sys\n"
+        f"sys.path.insert(0, {str(ROOT / 'tests')!r})\n"
+        "import toy_task  # registers --task=toy_tagger and its head\n"
+        "from albert_tf.cli import export_savedmodel\n"
+        "export_savedmodel.main(sys.argv)\n"
+    )
+    export_dir = tmp_path / "export"
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
+    result = subprocess.run(
+        [sys.executable, str(script), "--task=toy_tagger", "--num_tags=5", f"--albert_config_file={config_path}",
+         f"--spm_model_file={spm_model}", f"--checkpoint={prefix}", f"--export_dir={export_dir}"],
+        capture_output=True, text=True, env=env, timeout=600,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    exported = [line.split(" ", 1)[1] for line in result.stdout.splitlines() if line.startswith("exported ")]
+    assert len(exported) == 1 and os.path.dirname(exported[0]) == str(export_dir), result.stdout
+
+    import tensorflow as tf
+
+    loaded = tf.saved_model.load(exported[0])
+    served = loaded.signatures["serve_token_ids"](
+        input_ids=tf.constant(ids), input_mask=tf.constant(mask), segment_ids=tf.zeros_like(ids))
+    # The head's weights came from the checkpoint through the declared names (random ones would differ).
+    np.testing.assert_allclose(served["logits"].numpy(), expected, atol=1e-5)
+    info = json.loads((export_dir / os.path.basename(exported[0]) / "assets.extra" / "albert_export.json").read_text())
+    assert info["task"] == "toy_tagger" and info["checkpoint"] == prefix
+
+
+@pytest.mark.heavy
+def test_a_flag_of_another_task_is_refused(tmp_path):
+    """A task's own flag given with another --task is an error, not silently ignored."""
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "export_savedmodel.py"), "--task=race", "--task_name=MRPC",
+         "--albert_config_file=x", "--spm_model_file=y", "--checkpoint=z", f"--export_dir={tmp_path / 'e'}"],
+        capture_output=True, text=True, timeout=300, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"},
+    )
+    assert result.returncode == 2
+    assert "--task_name is a flag of --task=classifier, not of --task=race" in result.stderr
+
+
+@pytest.mark.parametrize("name", ["classifier", "race", "squad"])
+def test_each_declared_task_lists_its_help(name):
+    from albert_tf.tasks.registry import get_task, load_tasks
+
+    load_tasks()
+    task = get_task(name)
+    assert f"export_savedmodel --task={name}" in task.description

@@ -1,0 +1,119 @@
+"""A fifth task written outside the package, as a user would add one: token tagging (a label per token).
+
+It touches nothing in ``albert_tf``: a model (the shared encoder + a Dense tagger), its head's checkpoint names
+(:func:`albert_tf.checkpoints.heads.register_head`), a :class:`~albert_tf.training.task.Task` whose ``export`` writes
+a token-id SavedModel through the shared writer, and the declaration ``export_savedmodel`` reads
+(:func:`albert_tf.tasks.registry.register_task`). ``tests/test_task_registry.py`` exports it by its ``--task`` name.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import keras
+import numpy as np
+
+from albert_tf.checkpoints.heads import TaskHead, register_head
+from albert_tf.checkpoints.names import VariableRef
+from albert_tf.config import AlbertConfig
+from albert_tf.export.savedmodel import IDS_SIGNATURE, write_savedmodel_atomic
+from albert_tf.modeling import AlbertEncoder
+from albert_tf.tasks.registry import TaskExport, register_task
+from albert_tf.training import experiment
+from albert_tf.training.task import Task
+
+NAME = "toy_tagger"
+INPUTS = ("input_ids", "input_mask", "segment_ids")
+
+
+class ToyTagger(keras.Model):
+    """Encoder + one Dense layer over every position: ``num_tags`` logits per token."""
+
+    def __init__(self, config: AlbertConfig, num_tags: int, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.config, self.num_tags = config, num_tags
+        self.encoder = AlbertEncoder(config)
+        self.tagger = keras.layers.Dense(num_tags, name="tagger")
+
+    def call(self, inputs: dict, training: bool = False):
+        sequence = self.encoder(inputs, training=training)["sequence_output"]
+        return self.tagger(sequence)
+
+
+register_head(TaskHead(
+    name=NAME,
+    model_type=ToyTagger,
+    official_names=("toy/tagger/output_weights", "toy/tagger/output_bias"),
+    variables=lambda model: {"toy/tagger/output_weights": VariableRef(model.tagger.kernel, "transpose"),
+                             "toy/tagger/output_bias": VariableRef(model.tagger.bias)},
+    shapes=lambda config, num_tags: {"toy/tagger/output_weights": (num_tags, config.hidden_size),
+                                     "toy/tagger/output_bias": (num_tags,)},
+))
+
+
+class ToyTaggerTask(Task):
+    """Only what exporting needs: the model and its SavedModel (training hooks refuse)."""
+
+    name = NAME
+
+    def __init__(self, config: AlbertConfig, num_tags: int) -> None:
+        self.albert_config, self.num_tags = config, num_tags
+
+    def build_model(self) -> ToyTagger:
+        model = ToyTagger(self.albert_config, self.num_tags)
+        model({k: np.zeros((1, 4), np.int32) for k in INPUTS})
+        return model
+
+    def build_inputs(self, split: str, global_batch_size: int):
+        raise NotImplementedError("the toy task only exports")
+
+    def loss(self, model, features, training):
+        raise NotImplementedError("the toy task only exports")
+
+    def eval_outputs(self, model, features):
+        raise NotImplementedError("the toy task only exports")
+
+    def aggregate(self, outputs):
+        raise NotImplementedError("the toy task only exports")
+
+    def export(self, model: ToyTagger, export_dir: str, step: int, source: str) -> str:
+        import tensorflow as tf
+
+        def write(tmp: str) -> None:
+            archive = keras.export.ExportArchive()
+            archive.track(model)
+            ids = tf.TensorSpec([None, None], tf.int32)
+
+            @tf.function(input_signature=[ids, ids, ids])
+            def serve_ids(input_ids, input_mask, segment_ids):
+                logits = model({"input_ids": input_ids, "input_mask": input_mask, "segment_ids": segment_ids})
+                return {"logits": logits, "tags": tf.argmax(logits, axis=-1, output_type=tf.int32)}
+
+            archive.add_endpoint(IDS_SIGNATURE, serve_ids)
+            archive.write_out(tmp, verbose=False)
+
+        path = os.path.join(export_dir, str(step))
+        return write_savedmodel_atomic(path, write, {"task": NAME, "checkpoint": source, "global_step": step})
+
+
+def _define_flags(fv: Any) -> None:
+    from absl import flags
+
+    if "num_tags" not in fv:
+        flags.DEFINE_integer("num_tags", 3, "Tags per token.", flag_values=fv)
+
+
+def _export(fv: Any) -> str:
+    task = ToyTaggerTask(AlbertConfig.load(fv.albert_config_file), fv.num_tags)
+    return experiment.export_checkpoint(task, fv.checkpoint, fv.export_dir)
+
+
+TASK = register_task(TaskExport(
+    name=NAME,
+    description="a toy token tagger declared outside the package (tests/toy_task.py).",
+    define_flags=_define_flags,
+    export=_export,
+    ids_signature=IDS_SIGNATURE,
+    required=("albert_config_file", "spm_model_file"),
+))

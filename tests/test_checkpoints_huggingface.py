@@ -23,11 +23,13 @@ from test_checkpoints_official import spec_names_and_shapes  # noqa: E402 - afte
 from albert_tf.checkpoints import ConfigMismatchError, restore_pretrained  # noqa: E402
 from albert_tf.checkpoints.huggingface import (  # noqa: E402
     albert_config_from_huggingface,
-    huggingface_to_official_name,
     load_huggingface,
     load_huggingface_state_dict,
-    official_to_huggingface_name,
     save_huggingface,
+)
+from albert_tf.checkpoints.huggingface_names import (  # noqa: E402
+    huggingface_to_official_name,
+    official_to_huggingface_name,
 )
 from albert_tf.checkpoints.official import load_official_checkpoint, save_official_checkpoint  # noqa: E402
 from albert_tf.checkpoints.report import NotAlbertCheckpointError  # noqa: E402

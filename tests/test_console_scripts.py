@@ -23,6 +23,7 @@ import sysconfig
 
 import pytest
 from conftest import ROOT
+from test_demo_output import FOREIGN
 
 pytestmark = pytest.mark.slow
 
@@ -123,6 +124,9 @@ def test_readme_pipeline_runs_as_written(installed, tmp_path):
     output = result.stdout + result.stderr
     assert result.returncode == 0, output[-4000:]
     assert "Traceback" not in output and not BANNER.search(output), output[-4000:]
+    # Only the commands' own lines: no absl prefixes, TensorFlow C++ notices or library warnings.
+    foreign = [line for line in output.splitlines() if FOREIGN.search(line)]
+    assert not foreign, "\n".join(foreign[:20])
     # What docs/pipeline.md says the block leaves (no eval/ events: the block runs no --do_eval).
     assert sorted(p.name for p in (work / "records").iterdir()) == [
         "train.tfrecord-00000-of-00002", "train.tfrecord-00001-of-00002", "train.tfrecord.json"]

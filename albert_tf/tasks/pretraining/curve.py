@@ -126,6 +126,12 @@ def pretrain_with_curve(
         )
     except _BudgetReached:
         stopped_early = True
+    seen = {p["step"] for p in curve}
+    earlier = [h for h in summary.get("eval") or [] if int(h["global_step"]) not in seen]
+    if earlier:  # a run resumed in the same directory: the evaluations its earlier run recorded belong to the curve
+        recorded = [{"step": int(h["global_step"]), "seconds": None, **{k: round(h[k], 4) for k in CURVE_KEYS}}
+                    for h in earlier]
+        curve = sorted(curve + recorded, key=lambda point: point["step"])
     return {
         "curve": curve,
         "steps_done": summary.get("global_step", curve[-1]["step"] if curve else 0),

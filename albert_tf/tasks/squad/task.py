@@ -355,7 +355,6 @@ class SquadTask(FineTuningTask):
             )
         return summary
 
-
     def export(self, model, export_dir: str, step: int, source: str) -> str:
         """SavedModel in ``export_dir/<step>``: raw question and context -> answer, character offsets, score."""
         from albert_tf.tasks.squad.export import export_squad

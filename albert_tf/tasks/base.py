@@ -41,7 +41,7 @@ class FineTuningOptions:
 
 class FineTuningTask(Task):
     """A fine-tuning job built from its options: keeps the options, run options, tokenizer, model config and input
-    seed, and warns loudly when training starts from random weights. SQuAD and RACE extend it."""
+    seed, and warns loudly when training starts from random weights. GLUE, SQuAD and RACE extend it."""
 
     def __init__(self, options: FineTuningOptions, run: Any, tokenizer: FullTokenizer, albert_config: AlbertConfig,
                  seed: int | None = None) -> None:

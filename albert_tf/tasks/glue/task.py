@@ -33,12 +33,11 @@ from albert_tf.evaluation import glue_metrics
 from albert_tf.files import write_text_atomic
 from albert_tf.tasks.base import (
     FineTuningOptions,
+    FineTuningTask,
     export_metadata,
     input_buckets,
     load_albert_config,
     load_tokenizer,
-    tokenizer_run_record,
-    warn_random_initialisation,
 )
 from albert_tf.tasks.glue.export import export_classifier
 from albert_tf.tasks.glue.model import AlbertClassifier, classification_per_example_loss, classifier_logits
@@ -46,7 +45,7 @@ from albert_tf.tokenization import AlbertPreprocessor, FullTokenizer
 from albert_tf.training import experiment
 from albert_tf.training.experiment import run_experiment, validate_options
 from albert_tf.training.run_config import ExperimentConfig, RunOptions
-from albert_tf.training.task import EVAL, PREDICT, TRAIN, Task, TaskError
+from albert_tf.training.task import EVAL, PREDICT, TRAIN, TaskError
 
 MODEL_INPUTS = ("input_ids", "input_mask", "segment_ids")
 # Tasks that share a model: MNLI-mismatched and the AX diagnostic are evaluated/predicted with an MNLI model.
@@ -76,7 +75,7 @@ def run(config: ExperimentConfig) -> dict[str, Any]:
     return run_experiment(GlueTask.from_options(config.task, config.run, seed=config.trainer.seed), config)
 
 
-class GlueTask(Task):
+class GlueTask(FineTuningTask):
     """One GLUE task: processor, cached features, AlbertClassifier, GLUE metrics, submission files, export."""
 
     def __init__(
@@ -89,18 +88,15 @@ class GlueTask(Task):
         tokenizer: FullTokenizer | None = None,
         seed: int | None = None,
     ) -> None:
-        self.processor = processor
-        self.albert_config = albert_config
         if options is not None and options.max_seq_length != max_seq_length:
             raise TaskError(f"max_seq_length {max_seq_length} disagrees with the options' {options.max_seq_length}")
-        self.options = options or GlueOptions(max_seq_length=max_seq_length)
-        self.run = run or RunOptions()
-        self.tokenizer = tokenizer
+        super().__init__(options or GlueOptions(max_seq_length=max_seq_length), run or RunOptions(), tokenizer,
+                         albert_config, seed)
+        self.processor = processor
         self.name = processor.name
         self.key_metric = glue_metrics.key_metric(processor.name)
         self.splits: dict[str, glue.CachedSplit] = {}
         self.read_reports: dict[str, dict[str, Any]] = {}
-        self.seed = seed  # of the training input shuffle
 
     @classmethod
     def from_options(cls, options: GlueOptions, run: RunOptions, seed: int | None = None) -> GlueTask:
@@ -136,9 +132,6 @@ class GlueTask(Task):
         return self.processor.num_labels
 
     # ---------------------------------------------------------------- output directory
-    def run_record(self) -> dict[str, Any]:
-        return tokenizer_run_record(self.options, self.tokenizer)
-
     def identity(self) -> dict[str, Any]:
         return {
             "task": self.processor.name,
@@ -159,13 +152,10 @@ class GlueTask(Task):
             raise TaskError(f"--output_dir {self.run.output_dir} trains {old}; train {task} elsewhere")
         return task
 
-    def warn_without_init_checkpoint(self) -> None:
-        warn_random_initialisation()
-
     # ---------------------------------------------------------------- model and data
     def prepare(self) -> None:
         """Tokenize the needed splits into keyed TFRecord caches (reused when nothing that affects them changed)."""
-        cache_dir = self.options.cached_dir or self.run.output_dir
+        cache_dir = self.cache_dir()
         for split in self._needed_splits():
             self.splits[split] = glue.cached_features(
                 self.processor, self.options.data_dir, split, self.tokenizer, self.max_seq_length, cache_dir

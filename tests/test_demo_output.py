@@ -20,7 +20,7 @@ FOREIGN = re.compile(r"^[IWEF]\d{4} \d\d:\d\d|Warning\b|WARNING|^W\d{4}|deprecat
 def run_demo(workdir, steps: int = 30) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("TF_CPP", "ALBERT_TF_VERBOSE"))}
     return subprocess.run(
-        [sys.executable, "-m", "albert_tf.demo", f"--workdir={workdir}", "--stages=table1,pretraining_data,pretrain",
+        [sys.executable, "-m", "albert_tf.demo", f"--workdir={workdir}", "--stages=pretraining_data,pretrain",
          f"--pretrain_steps={steps}"],
         capture_output=True, text=True, cwd=ROOT, env=env, timeout=1200,
     )

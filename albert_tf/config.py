@@ -47,14 +47,6 @@ class ConfigError(ValueError):
     """A config value is missing or invalid; the message names the key."""
 
 
-def _exists(path: str) -> bool:
-    return _fs.exists(path)
-
-
-def _read_text(path: str) -> str:
-    return _fs.read_text(path)
-
-
 def _write_text(path: str, text: str) -> None:
     with _fs.open_file(path, "wb") as f:
         f.write(text.encode("utf-8"))
@@ -186,10 +178,10 @@ class AlbertConfig:
     def from_json_file(cls, path: str | os.PathLike) -> AlbertConfig:
         """Read an official ``albert_config.json`` (or one of ours); local or any TensorFlow filesystem (``gs://``)."""
         path = os.fspath(path)
-        if not _exists(path):
+        if not _fs.exists(path):
             raise ConfigError(f"albert config file not found: {path}")
         try:
-            data = json.loads(_read_text(path))
+            data = json.loads(_fs.read_text(path))
         except json.JSONDecodeError as e:
             raise ConfigError(f"{path}: line {e.lineno}: not valid JSON ({e.msg})") from None
         return cls.from_dict(data, source=path)

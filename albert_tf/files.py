@@ -96,11 +96,6 @@ def listdir(path: str) -> list[str]:
     return sorted(gfile().listdir(path) if is_remote(path) else os.listdir(path))
 
 
-def rename(src: str, dst: str) -> None:
-    """Move the file ``src`` to ``dst``, replacing ``dst`` (:func:`replace` under the name callers expect)."""
-    replace(src, dst)
-
-
 def match(pattern: str) -> list[str]:
     """Every name matching ``pattern`` on any filesystem, files and directories, dot files included, sorted
     (``tf.io.gfile.glob``: what checkpoint prefixes such as ``ckpt-*.index`` and ``ram://`` need, where :func:`glob`

@@ -57,11 +57,12 @@ def load_checkpoint(model: Any, path: Any, input_format: str | None = None, conf
     ``path`` may be the :class:`~albert_tf.checkpoints.official.OpenCheckpoint` the detector opened."""
     from albert_tf.checkpoints import huggingface, native, official
 
-    if isinstance(path, official.OpenCheckpoint):
-        input_format, opened = input_format or detect_format(path.prefix), path
-        path = opened.prefix
+    if input_format:
+        opened = path if isinstance(path, official.OpenCheckpoint) else None
     else:
-        input_format, opened = (input_format, None) if input_format else detect(path)
+        input_format, opened = detect(path)
+    if opened is not None:
+        path = opened.prefix
     if input_format == "official":
         return official.load_official_checkpoint(model, opened or path, config)
     if input_format == "huggingface":

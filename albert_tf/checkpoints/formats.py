@@ -20,16 +20,17 @@ def detect_format(path: str) -> str:
     return detect(path)[0]
 
 
-def detect(path: str) -> tuple[str, official.OpenCheckpoint | None]:
+def detect(path: str | official.OpenCheckpoint) -> tuple[str, official.OpenCheckpoint | None]:
     """:func:`detect_format` and, for a TF checkpoint, the checkpoint it opened to tell (resolved and opened once,
-    for the loader to read through)."""
-    path = os.fspath(path)
-    if _fs.isdir(path) and _fs.exists(os.path.join(path, "config.json")):
-        return "huggingface", None
-    if path.endswith((".keras", ".weights.h5")):
-        if not _fs.exists(path):
-            raise CheckpointError(f"{path}: file not found")
-        return "albert_tf", None
+    for the loader to read through; an opened checkpoint is told from its listing)."""
+    if not isinstance(path, official.OpenCheckpoint):
+        path = os.fspath(path)
+        if _fs.isdir(path) and _fs.exists(os.path.join(path, "config.json")):
+            return "huggingface", None
+        if path.endswith((".keras", ".weights.h5")):
+            if not _fs.exists(path):
+                raise CheckpointError(f"{path}: file not found")
+            return "albert_tf", None
     opened = official.open_checkpoint(path)
     layout = official.detect_layout(opened.listing)
     if layout in ("official", "official_hub"):

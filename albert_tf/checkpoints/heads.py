@@ -89,7 +89,7 @@ def get_head(name: str) -> TaskHead:
     """The head declared as ``name``; a ``ValueError`` lists the known ones."""
     load_declared_heads()
     if name not in _HEADS:
-        raise ValueError(f"unknown head {name!r}; known: {', '.join(['pretraining', *_HEADS]) or 'none'}")
+        raise ValueError(f"unknown head {name!r}; known: {', '.join(['pretraining', *_HEADS])}")
     return _HEADS[name]
 
 

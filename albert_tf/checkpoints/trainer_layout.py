@@ -126,5 +126,5 @@ def save_best(model: keras.Model, results_dir: str, step: int) -> str:
     tmp = write_weights(model, final + "-tmp", step)
     # data shards first, the index last: the index is what makes the prefix exist
     for name in sorted(_fs.match(tmp + ".*"), key=lambda n: n.endswith(".index")):
-        _fs.rename(name, final + name[len(tmp) :])
+        _fs.replace(name, final + name[len(tmp) :])
     return final

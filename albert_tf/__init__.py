@@ -36,6 +36,26 @@ _EXPORTS = {
 __all__ = sorted([*_EXPORTS, "__version__"])
 
 
+class _PretrainedPresets:
+    """The pretrained presets as ``albert_tf.configs`` and the models' ``from_preset`` reach them: their floors lie
+    below ``albert_tf.checkpoints``, which is imported only when a name is resolved or listed."""
+
+    @staticmethod
+    def for_model(name: str) -> Any:
+        from albert_tf.checkpoints.pretrained import pretrained_for_model
+
+        return pretrained_for_model(name)
+
+    @staticmethod
+    def describe() -> str:
+        from albert_tf.checkpoints.pretrained import describe_presets
+
+        return describe_presets()
+
+
+importlib.import_module("albert_tf.configs").set_pretrained_provider(_PretrainedPresets)
+
+
 def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:

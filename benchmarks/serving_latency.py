@@ -205,7 +205,7 @@ def build_exports(work_dir: str, spm_model_file: str, seed: int, variants: list[
 
     def build(dtype=None):
         keras.utils.set_random_seed(seed)
-        model = AlbertClassifier.from_preset(PRESET, num_labels=len(LABELS), dtype=dtype)
+        model = AlbertClassifier.from_preset(PRESET, num_labels=len(LABELS), dtype=dtype, load_weights=False)
         dummy = np.zeros((1, 2), np.int32)
         model({k: dummy for k in ("input_ids", "input_mask", "segment_ids")}, training=False)
         return model

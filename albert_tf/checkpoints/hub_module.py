@@ -7,8 +7,9 @@ modules exported by ``export_to_tfhub.py``, ``assets/albert_config.json``. The w
 (``bert/...``; ``module/bert/...`` once a graph has loaded the module), which the official reader maps, so the
 module is read like any official checkpoint: no ``tensorflow_hub`` and no TF1 graph are needed.
 
-``--albert_hub_module_handle`` of the official fine-tuning runners resolves here; a ``https://`` handle is
-refused with the way to download it (the runners never fetch from the network).
+``--albert_hub_module_handle`` of the official fine-tuning runners resolves here. The released handles
+(``https://tfhub.dev/google/albert_base/3``, ...) are pretrained presets, fetched into the cache first
+(:mod:`albert_tf.checkpoints.presets`); any other ``https://`` handle is refused with the way to download it.
 """
 
 from __future__ import annotations
@@ -50,8 +51,9 @@ def resolve_hub_module(handle: str) -> HubModule:
     handle = os.fspath(handle).rstrip("/")
     if handle.startswith(("http://", "https://")):
         raise CheckpointError(
-            f"--albert_hub_module_handle {handle}: albert-tf does not download modules; fetch "
-            f"'{handle}?tf-hub-format=compressed', unpack the .tar.gz and pass the directory (or a gs:// copy)"
+            f"--albert_hub_module_handle {handle}: not a registered handle (python -m albert_tf.configs lists them); "
+            f"fetch '{handle}?tf-hub-format=compressed', unpack the .tar.gz and pass the directory (or a gs:// copy), "
+            f"or add it to $ALBERT_TF_PRESETS"
         )
     if not _fs.isdir(handle):
         raise CheckpointError(f"--albert_hub_module_handle {handle}: no such directory")

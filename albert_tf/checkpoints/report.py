@@ -70,6 +70,16 @@ class LoadReport:
                 f"{self.source}: {len(missing)} backbone variable(s) not in the checkpoint, first {missing[0]}"
             )
 
+    def encoder_summary(self) -> str:
+        """One line on the encoder (``bert/...``) variables alone, what a user checks after loading released
+        weights into a task model: the head's gaps (a new classifier, the unused pretraining heads) left out."""
+        def count(names: list[str]) -> int:
+            return sum(n.startswith("bert/") for n in names)
+
+        mismatched = sum(n.startswith("bert/") for n, _, _ in self.shape_mismatches)
+        return (f"encoder weights: loaded {count(self.loaded)}, missing {count(self.missing)}, unused "
+                f"{count(self.unused)}, shape mismatches {mismatched}")
+
     def summary(self, verbose: bool = True, limit: int = 20) -> str:
         """A readable multi-line report; ``verbose`` lists the names of every non-loaded group."""
         head = (

@@ -13,9 +13,7 @@ of the weights and the step in ``<output_dir>/best/ckpt-best``, in this same lay
 from __future__ import annotations
 
 import os
-
-import keras
-import tensorflow as tf
+from typing import Any
 
 from albert_tf import files as _fs
 from albert_tf.checkpoints.paths import checkpoint_reader, list_variables
@@ -33,9 +31,11 @@ def is_rng_state(path: str) -> bool:
     return "seed_generator_state" in path
 
 
-def model_weights(model: keras.Model) -> dict[str, tf.Variable]:
+def model_weights(model: Any) -> dict[str, Any]:
     """``{variable path: tf variable}`` for every model variable, paths made unique."""
-    out: dict[str, tf.Variable] = {}
+    import keras
+
+    out: dict[str, Any] = {}
     for v in model.variables:
         key = v.path
         n = 1
@@ -69,7 +69,7 @@ def is_trainer_checkpoint(prefix: str) -> bool:
     return bool(stored_weights(prefix))
 
 
-def load_weights_by_path(model: keras.Model, prefix: str) -> LoadReport:
+def load_weights_by_path(model: Any, prefix: str) -> LoadReport:
     """Assign every model variable whose Keras path is stored in ``prefix``; the report uses Keras paths."""
     reader = checkpoint_reader(prefix)
     shapes = reader.get_variable_to_shape_map()
@@ -90,16 +90,20 @@ def load_weights_by_path(model: keras.Model, prefix: str) -> LoadReport:
     return report
 
 
-def write_weights(model: keras.Model, prefix: str, step: int | None = None) -> str:
+def write_weights(model: Any, prefix: str, step: int | None = None) -> str:
     """The model's weights (and ``global_step``) in the trainer layout at ``prefix``; returns the prefix."""
+    import tensorflow as tf
+
     items: dict = {WEIGHTS_KEY: model_weights(model)}
     if step is not None:
         items["global_step"] = tf.Variable(int(step), dtype=tf.int64)
     return tf.train.Checkpoint(**items).write(prefix)
 
 
-def restore_weights(model: keras.Model, prefix: str) -> None:
+def restore_weights(model: Any, prefix: str) -> None:
     """Read the model weights of a trainer checkpoint (or a best copy) into ``model`` (same model class)."""
+    import tensorflow as tf
+
     tf.train.Checkpoint(**{WEIGHTS_KEY: model_weights(model)}).read(prefix).expect_partial()
 
 
@@ -117,7 +121,7 @@ def has_best(results_dir: str) -> bool:
     return _fs.exists(best_prefix(results_dir) + ".index")
 
 
-def save_best(model: keras.Model, results_dir: str, step: int) -> str:
+def save_best(model: Any, results_dir: str, step: int) -> str:
     """Copy the current weights and their step to ``<results_dir>/best/ckpt-best`` (no optimizer state).
 
     Written under a temporary prefix and renamed, so a kill leaves the previous best copy intact.

@@ -36,10 +36,12 @@ def define_flags(fv: flags.FlagValues = FLAGS) -> None:
         None,
         "Checkpoint to read: official TF1 prefix (e.g. model.ckpt-best) or its directory; albert-tf .keras "
         "file, TF2 checkpoint prefix (e.g. a run's ckpt-N) or its directory; Hugging Face directory with "
-        "config.json and model.safetensors or pytorch_model.bin.",
+        "config.json and model.safetensors or pytorch_model.bin; or a pretrained preset name (albert_base_v2, ...: "
+        "fetched and cached; it supplies --input_format, --albert_config_file and the tokenizer).",
         flag_values=fv,
     )
-    flags.DEFINE_enum("input_format", None, formats, "Format of --input.", flag_values=fv)
+    flags.DEFINE_enum("input_format", None, formats, "Format of --input (a preset's is known).",
+                      flag_values=fv)
     flags.DEFINE_string(
         "output",
         None,
@@ -114,6 +116,7 @@ def run_cli(argv: list[str]) -> int:
 def _run(argv: list[str], fv: flags.FlagValues) -> int:
     from albert_tf.checkpoints.convert import convert
     from albert_tf.checkpoints.report import CheckpointError
+    from albert_tf.cli.flags import apply_preset_flag
     from albert_tf.config import ConfigError
     from albert_tf.tasks.registry import load_tasks
 
@@ -125,6 +128,13 @@ def _run(argv: list[str], fv: flags.FlagValues) -> int:
         print(f"usage: {argv[0]} {usage}", file=sys.stderr)
         print(f"error: expected the command 'convert', got {' '.join(args) or 'nothing'}", file=sys.stderr)
         return 2
+    try:
+        found = apply_preset_flag(fv, "input")  # a pretrained preset name: fetched; its format, config, tokenizer
+    except CheckpointError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    if found is not None and not fv["input_format"].present:
+        fv.input_format = "official" if found.format == "hub_module" else found.format
     for name in ("input", "input_format", "output", "output_format"):
         if getattr(fv, name) in (None, ""):
             print(f"error: --{name} is required", file=sys.stderr)

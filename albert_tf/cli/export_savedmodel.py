@@ -49,11 +49,14 @@ def define_flags(fv: flags.FlagValues = FLAGS) -> None:
     flags.DEFINE_integer("max_seq_length", FineTuningOptions.max_seq_length,
                          "Sequence length of the raw-text signature.", flag_values=fv)
     flags.DEFINE_string("checkpoint", None,
-                        "A fine-tuned task's checkpoint (its runner's best/ckpt-best or ckpt-N).", flag_values=fv)
+                        "A fine-tuned task's checkpoint (its runner's best/ckpt-best or ckpt-N), or the name of a "
+                        "preset in $ALBERT_TF_PRESETS that holds one.", flag_values=fv)
     if "init_checkpoint" not in fv:  # the runners define it too (cli/flags.py)
         flags.DEFINE_string("init_checkpoint", None,
                             "--task=encoder: pretrained weights (official TF1 prefix or directory, Hugging Face "
-                            "directory, albert-tf checkpoint or .keras file).", flag_values=fv)
+                            "directory, albert-tf checkpoint or .keras file), or a pretrained preset name "
+                            "(albert_base_v2, ...: fetched and cached; it supplies --albert_config_file, "
+                            "--spm_model_file and --do_lower_case when not given).", flag_values=fv)
     flags.DEFINE_string("export_dir", None,
                         "Base directory: a fine-tuned task writes <export_dir>/<step>; --task=encoder writes "
                         "<export_dir>/encoder and <export_dir>/preprocessor.", flag_values=fv)
@@ -145,9 +148,12 @@ def _refuse_other_tasks_flags(chosen: str) -> None:
 
 
 def _main(argv: list[str]) -> int:
+    from albert_tf.cli.flags import apply_preset_flag
     from albert_tf.training.run_config import RunError
 
     _refuse_other_tasks_flags(FLAGS.task)
+    for name in ("init_checkpoint", "checkpoint"):  # a pretrained preset name: fetched, its config and tokenizer
+        apply_preset_flag(FLAGS, name)
     if FLAGS.task == ENCODER:
         for name in ENCODER_REQUIRED:
             if not getattr(FLAGS, name):

@@ -150,7 +150,10 @@ def define_run_flags(fv: flags.FlagValues = FLAGS, *, do_train: bool = False) ->
         "init_checkpoint",
         None,
         "Initialise the model weights from this checkpoint (prefix or directory; official TF1, Hugging Face or "
-        "albert-tf). Step 0 and a fresh optimizer. Ignored when --output_dir already holds a checkpoint of this run "
+        "albert-tf), or a pretrained preset name (albert_base_v2, albert/albert-base-v2, ...: downloaded, verified "
+        "and cached; it supplies --albert_config_file, the tokenizer and --do_lower_case when those are not given; "
+        "python -m albert_tf.configs lists them). Step 0 and a fresh optimizer. Ignored when --output_dir "
+        "already holds a checkpoint of this run "
         "(then everything is resumed).",
         flag_values=fv,
     )
@@ -167,8 +170,9 @@ def define_hub_module_flag(fv: flags.FlagValues = FLAGS) -> None:
         "albert_hub_module_handle",
         None,
         "Official flag: a TF-Hub ALBERT module directory (downloaded tfhub.dev/google/albert_* unpacked, local or "
-        "gs://). Its variables/variables initialise the model like --init_checkpoint, and its assets supply "
-        "--albert_config_file and --spm_model_file when those are not given. URLs are not fetched.",
+        "gs://), or a registered handle (https://tfhub.dev/google/albert_base/3, ...: fetched and cached like "
+        "--init_checkpoint's presets). Its variables/variables initialise the model like --init_checkpoint, and its "
+        "assets supply --albert_config_file and --spm_model_file when those are not given.",
         flag_values=fv,
     )
 
@@ -184,7 +188,9 @@ def apply_hub_module(values: dict[str, Any]) -> dict[str, Any]:
         return values
     if values.get("init_checkpoint"):
         raise RunError("give --init_checkpoint or --albert_hub_module_handle, not both")
-    module = resolve_hub_module(handle)
+    from albert_tf.checkpoints.pretrained import is_preset_name, resolve_pretrained
+
+    module = resolve_hub_module(resolve_pretrained(handle).directory if is_preset_name(handle) else handle)
     values["init_checkpoint"] = module.directory
     if not values.get("albert_config_file"):
         if module.albert_config_file is None:
@@ -240,10 +246,42 @@ def define_fine_tuning_flags(
 
 
 def fine_tuning_values(fv: flags.FlagValues = FLAGS) -> dict[str, Any]:
-    """The flag values of a fine-tuning runner: the hub module folded in, ``--spm_model_file=''`` as None."""
-    values = apply_hub_module(option_values(fv))
+    """The flag values of a fine-tuning runner: a pretrained preset (``--init_checkpoint=albert_base_v2``) and the
+    hub module folded in, ``--spm_model_file=''`` as None."""
+    values = apply_hub_module(preset_values(fv))
     values["spm_model_file"] = values.get("spm_model_file") or None
     return values
+
+
+def preset_values(fv: flags.FlagValues = FLAGS) -> dict[str, Any]:
+    """:func:`option_values` with a pretrained preset named by ``--init_checkpoint`` fetched, and the config,
+    tokenizer and ``--do_lower_case`` it brings filled in where the command line does not set them."""
+    from albert_tf.checkpoints.pretrained import fill_from_preset
+
+    values = option_values(fv)
+    given = {name for name in values if fv[name].present}
+    return fill_from_preset(values, given, set(values))
+
+
+def apply_preset_flag(fv: flags.FlagValues, name: str) -> Any:
+    """Where flag ``name`` names a pretrained preset, fetch it, point the flag at its checkpoint and fill the
+    config, tokenizer and ``--do_lower_case`` flags that ``fv`` has and the command line does not set; returns the
+    :class:`~albert_tf.checkpoints.presets.Pretrained` (None for a path). For commands that read flags directly
+    (``export_savedmodel``, ``albert_convert_checkpoint``)."""
+    from albert_tf.checkpoints.pretrained import FILLED, is_preset_name, resolve_pretrained
+
+    if name not in fv or not is_preset_name(fv[name].value):
+        return None
+    found = resolve_pretrained(fv[name].value)
+    fv[name].value = found.checkpoint
+    tokenizer_given = any(t in fv and fv[t].present for t in ("spm_model_file", "vocab_file"))
+    for key in FILLED:
+        value = getattr(found, key)
+        if key in fv and not fv[key].present and value is not None:
+            if key in ("spm_model_file", "vocab_file") and tokenizer_given:
+                continue
+            fv[key].value = value
+    return found
 
 
 def define_all_training_flags(fv: flags.FlagValues = FLAGS, **defaults: Any) -> None:

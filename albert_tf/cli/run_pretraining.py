@@ -69,7 +69,7 @@ def define_flags(fv: flags.FlagValues = FLAGS) -> None:
 def _main(argv: list[str]) -> int:
     from albert_tf.tasks import pretraining
 
-    config = pretraining.make_config(**shared.option_values(FLAGS))
+    config = pretraining.make_config(**shared.preset_values(FLAGS))
     pretraining.run(config)
     return 0
 

@@ -8,7 +8,9 @@ Two kinds live in this folder and travel with the wheel, so they work from any d
   command accepts ``--preset=NAME``, which reads the packaged file where it stands on the command line (flags
   after it override it, as with ``--flagfile``).
 
-``python -m albert_tf.configs`` prints both lists.
+A third kind lives in ``albert_tf.checkpoints.presets``: **pretrained presets** (``albert_base_v2``,
+``albert/albert-base-v2``, ...), released weights fetched into a cache; ``--init_checkpoint`` and the models'
+``from_preset`` accept those names. ``python -m albert_tf.configs`` prints all three lists.
 """
 
 from __future__ import annotations
@@ -22,6 +24,24 @@ MODEL_SUFFIX = ".json"
 
 class PresetError(ValueError):
     """An unknown preset name; the message lists the known ones."""
+
+
+# The seam through which this floor and the models' ``from_preset`` (modeling, also below) reach the pretrained
+# presets of ``albert_tf.checkpoints`` (a higher floor) without importing it: ``albert_tf/__init__.py`` installs an
+# object with ``for_model(name) -> (AlbertConfig, load(model)) or None`` and ``describe() -> str``.
+_pretrained_provider = None
+
+
+def set_pretrained_provider(provider) -> None:
+    """Install the pretrained presets' provider (done once by ``albert_tf/__init__.py``)."""
+    global _pretrained_provider
+    _pretrained_provider = provider
+
+
+def pretrained(name: str):
+    """``(config, load)`` of pretrained preset ``name`` (fetched into the cache first), or None for a name that
+    is not one (a config-only preset such as ``albert_tiny``)."""
+    return _pretrained_provider.for_model(name) if _pretrained_provider is not None else None
 
 
 def _names(suffix: str) -> list[str]:
@@ -71,4 +91,6 @@ def describe() -> str:
         lines.append(f"  {name:22s} {first}")
     lines.append("model presets (--albert_config_file=NAME):")
     lines.extend(f"  {name}" for name in model_presets())
+    if _pretrained_provider is not None:
+        lines.append(_pretrained_provider.describe())
     return "\n".join(lines)

@@ -25,6 +25,7 @@ keys and values of the next one, which need every position. Same variables, so e
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable
 from dataclasses import fields
 from typing import Any
 
@@ -47,17 +48,26 @@ def as_config(config: AlbertConfig | dict[str, Any]) -> AlbertConfig:
     return AlbertConfig.from_dict(config)
 
 
-def preset_arguments(model_class: type, preset: str, kwargs: dict[str, Any]) -> tuple[AlbertConfig, dict[str, Any]]:
-    """``(config, constructor options)`` for the models' ``from_preset(preset, **kwargs)``.
+def preset_arguments(
+    model_class: type, preset: str, kwargs: dict[str, Any]
+) -> tuple[AlbertConfig, dict[str, Any], Callable[[Any], Any] | None]:
+    """``(config, constructor options, load)`` for the models' ``from_preset(preset, **kwargs)``.
 
-    The config is ``AlbertConfig.from_preset(preset)`` (unknown names raise ``ConfigError`` listing the
-    presets) with every ``kwargs`` key that is an ``AlbertConfig`` field applied (validated), so one call
-    can both pick a preset and adapt it, e.g. ``vocab_size`` to a tokenizer. The remaining keys must be
-    named parameters of ``model_class.__init__`` (or Keras' ``dtype``/``trainable``): Keras' functional
-    ``Model`` silently drops unknown keywords, so a misspelt option would otherwise be lost without a word.
-    No constructor option shares a name with a config field.
+    A pretrained preset (``albert_base_v2``, ``albert/albert-base-v2``, a ``$ALBERT_TF_PRESETS`` entry) gives its
+    own config and ``load(model)``, which loads its weights and returns the load report; ``load_weights=False``
+    (keras-hub's keyword) skips the download and builds the config preset of that name, randomly initialised. Any
+    other name is a config preset (``AlbertConfig.from_preset``; unknown names raise ``ConfigError`` listing them)
+    and ``load`` is None. Every ``kwargs`` key that is an ``AlbertConfig`` field is applied to the config
+    (validated), so one call can both pick a preset and adapt it, e.g. ``vocab_size`` to a tokenizer. The
+    remaining keys must be named parameters of ``model_class.__init__`` (or Keras' ``dtype``/``trainable``):
+    Keras' functional ``Model`` silently drops unknown keywords, so a misspelt option would otherwise be lost
+    without a word. No constructor option shares a name with a config field.
     """
-    config = AlbertConfig.from_preset(preset)
+    from albert_tf import configs
+
+    load_weights = kwargs.pop("load_weights", True)
+    found = configs.pretrained(preset) if load_weights else None
+    config, load = found if found is not None else (AlbertConfig.from_preset(preset), None)
     config_keys = {f.name for f in fields(AlbertConfig)} - {"extra"}
     params = inspect.signature(model_class.__init__).parameters
     option_keys = {n for n, p in params.items() if p.kind is p.POSITIONAL_OR_KEYWORD} - {"self", "config"}
@@ -70,7 +80,17 @@ def preset_arguments(model_class: type, preset: str, kwargs: dict[str, Any]) -> 
         )
     changes = {k: v for k, v in kwargs.items() if k in config_keys}
     options = {k: v for k, v in kwargs.items() if k not in config_keys}
-    return (config.replace(**changes) if changes else config), options
+    return (config.replace(**changes) if changes else config), options, load
+
+
+def build_from_preset(model_class: type, preset: str, kwargs: dict[str, Any]) -> Any:
+    """``model_class.from_preset``: the model built from :func:`preset_arguments`, with the preset's pretrained
+    weights loaded where it has them (the encoder's; a task head stays randomly initialised)."""
+    config, options, load = preset_arguments(model_class, preset, kwargs)
+    model = model_class(config, **options)
+    if load is not None:
+        load(model)
+    return model
 
 
 def encoder_inputs() -> dict[str, keras.KerasTensor]:
@@ -167,15 +187,15 @@ class AlbertEncoder(RebuiltFromConfig, keras.Model):
 
     @classmethod
     def from_preset(cls, preset: str, /, **kwargs: Any) -> AlbertEncoder:
-        """A randomly initialised encoder built from ``AlbertConfig.from_preset(preset)``.
+        """An encoder from a preset name: a pretrained preset (``albert_base_v2``, ``albert/albert-base-v2``, ...)
+        with its released weights (fetched and cached on first use), or a config preset (``albert_tiny``)
+        randomly initialised; ``load_weights=False`` builds the config alone.
 
         ``kwargs`` holding ``AlbertConfig`` fields change the config (e.g. ``vocab_size``); the rest go
-        to the constructor (``sharing``, ``output_all_layers``, ``name``, ``dtype``). Pretrained weights
-        are loaded separately (``albert_tf.checkpoints``). An unknown preset raises ``ConfigError``
-        listing the known ones.
+        to the constructor (``sharing``, ``output_all_layers``, ``name``, ``dtype``). An unknown preset raises
+        ``ConfigError`` listing the known ones.
         """
-        config, options = preset_arguments(cls, preset, kwargs)
-        return cls(config, **options)
+        return build_from_preset(cls, preset, kwargs)
 
     @staticmethod
     def _make_blocks(c: AlbertConfig, sharing: str, dtype) -> list[list[TransformerBlock]]:

@@ -7,7 +7,7 @@ from typing import Any
 import keras
 
 from albert_tf.config import AlbertConfig
-from albert_tf.modeling.encoder import AlbertEncoder, as_config, encoder_inputs, preset_arguments
+from albert_tf.modeling.encoder import AlbertEncoder, as_config, build_from_preset, encoder_inputs
 from albert_tf.modeling.heads import MaskedLMHead, SentenceOrderHead
 from albert_tf.modeling.serialization import RebuiltFromConfig
 
@@ -81,13 +81,13 @@ class AlbertPretrainer(RebuiltFromConfig, keras.Model):
 
     @classmethod
     def from_preset(cls, preset: str, /, **kwargs: Any) -> AlbertPretrainer:
-        """A randomly initialised pretrainer built from ``AlbertConfig.from_preset(preset)``,
-        the starting point of pretraining from scratch.
+        """A pretrainer from a preset name: a pretrained preset (``albert_base_v2``, ``albert/albert-base-v2``, ...)
+        loads its released encoder weights (fetched and cached on first use; its MLM and SOP heads too where the
+        checkpoint holds them), a config preset (``albert_tiny``) is randomly initialised; ``load_weights=False``
+        builds the config alone.
 
-        ``kwargs`` holding ``AlbertConfig`` fields change the config (e.g. ``vocab_size`` to match the
-        SentencePiece model); the rest go to the constructor (``sharing``, ``last_layer_subset``, ``name``,
-        ``dtype``). An
-        unknown preset raises ``ConfigError`` listing the known ones.
+        ``kwargs`` holding ``AlbertConfig`` fields change the config; the rest go to the constructor (``sharing``,
+        ``last_layer_subset``, ``name``, ``dtype``). An unknown preset raises ``ConfigError`` listing the known
+        ones.
         """
-        config, options = preset_arguments(cls, preset, kwargs)
-        return cls(config, **options)
+        return build_from_preset(cls, preset, kwargs)

@@ -13,6 +13,8 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
+from albert_tf.checkpoints.pretrained import fill_from_preset
+
 
 class RunError(ValueError):
     """A flag combination or an output directory that cannot work; raised before any training."""
@@ -97,7 +99,9 @@ class ExperimentConfig:
         """Distribute flat ``values`` (flag name -> value) over the three parts, each name to its one field.
 
         Unknown names raise :class:`RunError` (a flag that nothing reads is a bug), except those in ``ignore``
-        (e.g. absl's own flags when ``values`` is ``FLAGS.flag_values_dict()``).
+        (e.g. absl's own flags when ``values`` is ``FLAGS.flag_values_dict()``). An ``init_checkpoint`` that names
+        a pretrained preset (``albert_base_v2``) is fetched, and fills ``albert_config_file``, the tokenizer and
+        ``do_lower_case`` where ``values`` leaves them unset (:func:`checkpoints.presets.fill_from_preset`).
         """
         parts: dict[str, dict[str, Any]] = {"task": {}, "trainer": dict(trainer_defaults or {}), "run": {}}
         owners = {f.name: "task" for f in dataclasses.fields(task_options)}
@@ -114,6 +118,8 @@ class ExperimentConfig:
         if master and not values.get("tpu"):
             values["tpu"] = master
         values.pop("num_tpu_cores", None)
+        given = {name for name, value in values.items() if value is not None and value != ""}
+        values = fill_from_preset(values, given, set(owners))
         for name, value in values.items():
             owner = owners.get(name)
             if owner is None:

@@ -28,7 +28,7 @@ from keras import ops
 from albert_tf.checkpoints.heads import TaskHead, register_head
 from albert_tf.checkpoints.names import VariableRef
 from albert_tf.config import AlbertConfig
-from albert_tf.modeling.encoder import AlbertEncoder, as_config, encoder_inputs, preset_arguments
+from albert_tf.modeling.encoder import AlbertEncoder, as_config, build_from_preset, encoder_inputs
 from albert_tf.modeling.initializers import truncated_normal
 from albert_tf.modeling.serialization import RebuiltFromConfig
 
@@ -92,15 +92,14 @@ class AlbertClassifier(RebuiltFromConfig, keras.Model):
 
     @classmethod
     def from_preset(cls, preset: str, /, **kwargs: Any) -> AlbertClassifier:
-        """A randomly initialised classifier built from ``AlbertConfig.from_preset(preset)``.
+        """A classifier from a preset name: a pretrained preset (``albert_base_v2``, ``albert/albert-base-v2``, ...)
+        loads its released encoder weights (fetched and cached on first use; the head stays randomly initialised), a
+        config preset (``albert_tiny``) is randomly initialised; ``load_weights=False`` builds the config alone.
 
-        ``kwargs`` holding ``AlbertConfig`` fields change the config (e.g. ``vocab_size`` to match a
-        tokenizer); the rest go to the constructor (``num_labels`` is required). Pretrained weights are
-        loaded separately (``albert_tf.checkpoints``). An unknown preset raises ``ConfigError`` listing
-        the known ones.
+        ``kwargs`` holding ``AlbertConfig`` fields change the config; the rest go to the constructor (``num_labels``
+        is required). An unknown preset raises ``ConfigError`` listing the known ones.
         """
-        config, options = preset_arguments(cls, preset, kwargs)
-        return cls(config, **options)
+        return build_from_preset(cls, preset, kwargs)
 
     @property
     def is_regression(self) -> bool:

@@ -30,7 +30,7 @@ from keras import ops
 from albert_tf.checkpoints.heads import TaskHead, register_head
 from albert_tf.checkpoints.names import VariableRef
 from albert_tf.config import AlbertConfig
-from albert_tf.modeling.encoder import INPUT_NAMES, AlbertEncoder, as_config, preset_arguments
+from albert_tf.modeling.encoder import INPUT_NAMES, AlbertEncoder, as_config, build_from_preset
 from albert_tf.modeling.initializers import truncated_normal
 from albert_tf.modeling.serialization import RebuiltFromConfig
 
@@ -158,14 +158,15 @@ class AlbertMultipleChoice(RebuiltFromConfig, keras.Model):
 
     @classmethod
     def from_preset(cls, preset: str, /, **kwargs: Any) -> AlbertMultipleChoice:
-        """A randomly initialised multiple-choice model built from ``AlbertConfig.from_preset(preset)``.
+        """A multiple-choice model from a preset name: a pretrained preset (``albert_base_v2``, ``albert/albert-
+        base-v2``, ...) loads its released encoder weights (fetched and cached on first use; the head stays randomly
+        initialised), a config preset (``albert_tiny``) is randomly initialised; ``load_weights=False`` builds the
+        config alone.
 
-        ``kwargs`` holding ``AlbertConfig`` fields change the config (e.g. ``vocab_size``); the rest go to the
-        constructor (``num_choices``, ``dropout_prob``, ``sharing``). Pretrained weights are loaded separately
-        (``albert_tf.checkpoints``). An unknown preset raises ``ConfigError`` listing the known ones.
+        ``kwargs`` holding ``AlbertConfig`` fields change the config; the rest go to the constructor. An unknown
+        preset raises ``ConfigError`` listing the known ones.
         """
-        config, options = preset_arguments(cls, preset, kwargs)
-        return cls(config, **options)
+        return build_from_preset(cls, preset, kwargs)
 
 
 def multiple_choice_per_example_loss(logits, labels):

@@ -41,7 +41,7 @@ from albert_tf.checkpoints.heads import TaskHead, register_head
 from albert_tf.checkpoints.names import VariableRef, dense_names, layer_norm_names
 from albert_tf.config import AlbertConfig
 from albert_tf.modeling.embeddings import LAYER_NORM_EPSILON
-from albert_tf.modeling.encoder import INPUT_NAMES, AlbertEncoder, as_config, preset_arguments
+from albert_tf.modeling.encoder import INPUT_NAMES, AlbertEncoder, as_config, build_from_preset
 from albert_tf.modeling.initializers import truncated_normal
 from albert_tf.modeling.serialization import RebuiltFromConfig
 
@@ -151,14 +151,14 @@ class AlbertSquad(RebuiltFromConfig, keras.Model):
 
     @classmethod
     def from_preset(cls, preset: str, /, **kwargs: Any) -> AlbertSquad:
-        """A randomly initialised SQuAD model built from ``AlbertConfig.from_preset(preset)``.
+        """A SQuAD model from a preset name: a pretrained preset (``albert_base_v2``, ``albert/albert-base-v2``, ...)
+        loads its released encoder weights (fetched and cached on first use; the head stays randomly initialised), a
+        config preset (``albert_tiny``) is randomly initialised; ``load_weights=False`` builds the config alone.
 
-        ``kwargs`` holding ``AlbertConfig`` fields change the config (e.g. ``vocab_size``); the rest go to the
-        constructor (``version_2_with_negative``, ``start_n_top``, ...). Pretrained weights are loaded
-        separately (``albert_tf.checkpoints``). An unknown preset raises ``ConfigError`` listing the known ones.
+        ``kwargs`` holding ``AlbertConfig`` fields change the config; the rest go to the constructor
+        (``version_2_with_negative``, ...). An unknown preset raises ``ConfigError`` listing the known ones.
         """
-        config, options = preset_arguments(cls, preset, kwargs)
-        return cls(config, **options)
+        return build_from_preset(cls, preset, kwargs)
 
     def call(self, inputs, training=None):
         if not isinstance(inputs, Mapping):

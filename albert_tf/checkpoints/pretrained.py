@@ -1,0 +1,117 @@
+"""What a pretrained preset name resolves to, wherever a checkpoint path is accepted.
+
+:func:`resolve_pretrained` fetches a preset (:mod:`albert_tf.checkpoints.download`) and locates its files;
+:func:`fill_from_preset` gives a run's options the checkpoint, config, tokenizer and ``do_lower_case`` it brings;
+:func:`pretrained_for_model` serves the models' ``from_preset``. An existing path always wins over a name.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from albert_tf import files as _fs
+from albert_tf.checkpoints.preset_files import Pretrained, locate
+from albert_tf.checkpoints.presets import PresetError, get_preset
+
+
+def is_preset_name(value: str | os.PathLike | None) -> bool:
+    """Whether ``value`` names a preset rather than a path: it is not an existing file or folder (nor a
+    checkpoint prefix) and the registry knows it."""
+    if not value:
+        return False
+    value = os.fspath(value)
+    if _fs.exists(value) or _fs.exists(value + ".index"):
+        return False
+    try:
+        get_preset(value)
+    except PresetError:
+        return False
+    return True
+
+
+def resolve_pretrained(name: str) -> Pretrained:
+    """Fetch preset ``name`` into the cache when it is not there yet (or use the cache; ``$ALBERT_TF_OFFLINE``) and
+    return its files."""
+    from albert_tf.checkpoints.download import fetch
+
+    preset = get_preset(name)
+    return locate(fetch(preset), preset)
+
+
+def pretrained_for_model(name: str) -> tuple[Any, Any] | None:
+    """For the models' ``from_preset``: ``(AlbertConfig, load(model) -> LoadReport)`` of pretrained preset
+    ``name`` (fetched first), or None when ``name`` is not one. ``load`` logs the report and refuses a model whose
+    encoder the weights do not fill (``restore_pretrained``)."""
+    if not is_preset_name(name):
+        return None
+    from albert_tf.config import AlbertConfig
+
+    found = resolve_pretrained(name)
+    if found.albert_config_file is None:
+        raise PresetError(f"preset {name!r}: {found.directory} holds no albert_config.json")
+    config = AlbertConfig.from_json_file(found.albert_config_file)
+
+    def load(model: Any) -> Any:
+        from absl import logging
+
+        from albert_tf.checkpoints import restore_pretrained
+
+        report = restore_pretrained(model, found.checkpoint)
+        logging.info("%s: %s", name, report.summary())
+        return report
+
+    return config, load
+
+
+# The run options a preset fills in when they are not given.
+FILLED = ("albert_config_file", "spm_model_file", "vocab_file", "do_lower_case")
+
+
+def fill_from_preset(values: dict[str, Any], given: set[str], fields: set[str] | None = None) -> dict[str, Any]:
+    """Resolve a preset named by ``values["init_checkpoint"]`` and fill the options it supplies.
+
+    ``init_checkpoint`` becomes the fetched checkpoint; ``albert_config_file``, the tokenizer (``spm_model_file``,
+    or ``vocab_file`` for WordPiece models) and ``do_lower_case`` come from the preset unless named in ``given``
+    (the options the user set) or absent from ``fields`` (the options this run has). A path is left alone.
+    """
+    name = values.get("init_checkpoint")
+    if not is_preset_name(name):
+        return values
+    found = resolve_pretrained(name)
+    values["init_checkpoint"] = found.checkpoint
+    fields = set(values) | set(FILLED) if fields is None else fields
+    tokenizer_given = bool({"spm_model_file", "vocab_file"} & given)
+    offered = {
+        "albert_config_file": found.albert_config_file,
+        "spm_model_file": None if tokenizer_given else found.spm_model_file,
+        "vocab_file": None if tokenizer_given else found.vocab_file,
+        "do_lower_case": found.do_lower_case,
+    }
+    for key, value in offered.items():
+        if key in fields and key not in given and value is not None:
+            values[key] = value
+    return values
+
+
+def describe_presets() -> str:
+    """The pretrained presets, one per line: name, size, whether cached, what it is (for
+    ``python -m albert_tf.configs``)."""
+    from albert_tf.checkpoints.download import CACHE_ENV, cache_dir, cached_record, offline
+    from albert_tf.checkpoints.presets import PRESETS_ENV, presets
+
+    known = presets()
+    lines = [f"pretrained presets (--init_checkpoint=NAME; cache {cache_dir()} from ${CACHE_ENV}"
+             f"{', offline' if offline() else ''}; add your own with ${PRESETS_ENV}):"]
+    for name, preset in sorted(known.items()):
+        record = cached_record(preset) if preset.kind != "directory" else {"size": None}
+        size = preset.size or (record or {}).get("size")
+        state = "in place" if preset.kind == "directory" else ("cached" if record is not None else "not cached")
+        shown = f"{size / 1e6:,.1f} MB" if size else "size unknown"
+        origin = "" if preset.source == "built-in" else f" [{preset.source}]"
+        lines.append(f"  {name:44s} {shown:>14s}  {state:10s}  {preset.description}{origin}")
+    return "\n".join(lines)
+
+
+__all__ = ["FILLED", "describe_presets", "fill_from_preset", "is_preset_name", "pretrained_for_model",
+           "resolve_pretrained"]

@@ -1,0 +1,426 @@
+"""Fine-tuning parity: albert-tf and Hugging Face's torch ALBERT fine-tuned from the same initial weights.
+
+Pretraining has its parity check (``pretraining_parity.py``); this is fine-tuning's. A wrong schedule, head
+initialisation, dropout or loss detail in albert-tf's fine-tuning would only show at full scale, so this script
+fine-tunes one set of pretrained weights twice, over several seeds, and compares the dev metrics:
+
+* the initial weights: the reproduction's small model (E 128, H 256, 4 layers, 4 heads, the official 30k-clean
+  SentencePiece vocabulary) pretrained by albert-tf on ``../shared/data/text`` (``--pretrain_steps``, cached in
+  ``--workdir``), then written in the Hugging Face layout by the package's own converter
+  (``albert_tf.checkpoints.convert``);
+* ``albert_tf``: ``run_classifier`` / ``run_squad`` (their Python API) from the converted Hugging Face folder;
+* ``transformers_torch``: ``AlbertForSequenceClassification`` / ``AlbertForQuestionAnswering`` loaded from the
+  same folder with ``from_pretrained``, batches padded to their longest example (transformers' dynamic padding),
+  updated by ``pretraining_parity.OfficialUpdate`` (the official AdamWeightDecay: no bias correction, eps 1e-6,
+  weight decay 0.01 except LayerNorm and bias, global-norm clipping 1.0) on the official schedule (linear warm-up,
+  then linear decay to 0).
+
+Both sides read the same examples (albert-tf's GLUE processors and SQuAD reader, tokenized by the same SentencePiece
+model), use the same batch, steps, learning rate, warm-up, max_seq_length and dropout (the config's, 0 for the
+attention and hidden layers of the small model, 0.1 before the classifier as official ``run_classifier.py`` and
+transformers' ``classifier_dropout_prob``), and differ in their random head initialisation, dropout masks and batch
+order. So the comparison is statistical: per seed dev metrics on each side, their means and standard errors, and
+the difference in standard errors of the difference.
+
+    python benchmarks/finetune_parity.py --task=SST-2 --seeds=3 --steps=600
+    python benchmarks/finetune_parity.py --task=squad_v1 --seeds=3 --steps=300
+    python benchmarks/finetune_parity.py --prepare_only          # pretrain and convert the initial weights
+
+``--task`` is any GLUE task folder under ``../shared/data/glue`` with train and dev files (SST-2, MRPC, STS-B,
+CoLA) or ``squad_v1``: the answerable questions of ``squad/dev-v2.0-subset-a.json``, trained and predicted on
+(the optimisation and the post-processing side by side, not generalisation).
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import math
+import os
+import statistics
+import sys
+import tempfile
+import time
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+os.environ.setdefault("KERAS_BACKEND", "tensorflow")
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+from benchmarks.common import machine_info, shared_data_dir, versions  # noqa: E402
+
+
+def log(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def initial_weights(args: argparse.Namespace) -> str:
+    """The Hugging Face folder of the pretrained small model (made once per ``--workdir`` and ``--pretrain_steps``)."""
+    from albert_tf.checkpoints.convert import convert
+    from albert_tf.checkpoints.paths import resolve_checkpoint_path
+    from albert_tf.reproduce.budgets import get_budget
+    from albert_tf.reproduce.data import prepare_data
+    from albert_tf.reproduce.experiments import model_config
+    from albert_tf.tasks.pretraining import pretrain_with_curve
+
+    hf_dir = os.path.join(args.workdir, f"initial_hf_{args.pretrain_steps}")
+    if os.path.exists(os.path.join(hf_dir, "config.json")):
+        return hf_dir
+    budget = get_budget("small")
+    data = prepare_data(budget, args.shared_data, os.path.join(args.workdir, "pretraining"), log=log)
+    run_dir = os.path.join(args.workdir, f"pretrain_{args.pretrain_steps}")
+    config = model_config(budget)
+    result = pretrain_with_curve(
+        config, data["records"]["train_sop"], data["records"]["heldout_sop"], run_dir,
+        num_train_steps=args.pretrain_steps, train_batch_size=budget.train_batch_size,
+        learning_rate=budget.learning_rate, num_warmup_steps=args.pretrain_steps // 10, optimizer="lamb",
+        eval_every=max(100, args.pretrain_steps // 4), eval_batch_size=budget.eval_batch_size, max_eval_steps=0,
+        steps_per_loop=100, seed=12345, log=lambda line: log(f"pretrain:{line}"), progress_log=None,
+    )
+    config_file = os.path.join(run_dir, "albert_config.json")
+    config.to_json_file(config_file)
+    with open(os.path.join(run_dir, "pretraining_curve.json"), "w", encoding="utf-8") as f:
+        json.dump(result["curve"], f, indent=1)
+    staging = hf_dir + ".partial"
+    convert(resolve_checkpoint_path(run_dir), "albert_tf", staging, "huggingface", config_file,
+            spm_model_file=os.path.join(args.shared_data, "spm", "30k-clean.model"), log=log)
+    os.replace(staging, hf_dir)
+    return hf_dir
+
+
+def pretraining_curve(args: argparse.Namespace) -> list:
+    path = os.path.join(args.workdir, f"pretrain_{args.pretrain_steps}", "pretraining_curve.json")
+    if not os.path.exists(path):
+        return []
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+# ------------------------------------------------------------------------------------------------ shared inputs
+
+GLUE_DEFAULTS = {"steps": 400, "learning_rate": 5e-5, "train_batch_size": 32, "max_seq_length": 128}
+SQUAD_DEFAULTS = {"steps": 300, "learning_rate": 1e-4, "train_batch_size": 16, "max_seq_length": 256,
+                  "doc_stride": 128, "max_query_length": 64}
+
+
+def settings_of(args: argparse.Namespace) -> dict:
+    base = dict(SQUAD_DEFAULTS if args.task == "squad_v1" else GLUE_DEFAULTS)
+    if args.steps:
+        base["steps"] = args.steps
+    base["warmup_steps"] = base["steps"] // 10
+    base.update(optimizer="adamw (official AdamWeightDecay: no bias correction, eps 1e-6, weight decay 0.01 except "
+                          "LayerNorm and bias, global-norm clipping 1.0)", schedule="linear warm-up, linear decay to 0",
+                classifier_dropout=0.1, encoder_dropout=0.0)
+    return base
+
+
+def tokenizer_of(args: argparse.Namespace):
+    from albert_tf.tokenization import FullTokenizer
+
+    return FullTokenizer(spm_model_file=os.path.join(args.shared_data, "spm", "30k-clean.model"), do_lower_case=True)
+
+
+@functools.lru_cache(maxsize=1)
+def _glue_features(shared_data: str, task: str, max_seq_length: int) -> dict:
+    return glue_arrays(argparse.Namespace(shared_data=shared_data, task=task), {"max_seq_length": max_seq_length})
+
+
+def glue_arrays(args: argparse.Namespace, settings: dict) -> dict:
+    """Train and dev features of the GLUE task (the albert-tf processor and packing: the same inputs both sides)."""
+    from albert_tf.data.glue.features import convert_example
+    from albert_tf.data.glue.processors import get_processor
+
+    processor = get_processor(args.task)
+    data_dir = os.path.join(args.shared_data, "glue", args.task)
+    tokenizer = tokenizer_of(args)
+    out = {"labels": processor.labels, "regression": processor.is_regression}
+    for split in ("train", "dev"):
+        examples = processor.get_examples(data_dir, split)
+        out[split] = [convert_example(e, processor, settings["max_seq_length"], tokenizer) for e in examples]
+    return out
+
+
+def answerable_squad(args: argparse.Namespace, workdir: str) -> str:
+    """``dev-v2.0-subset-a.json`` cut to its answerable questions, as a SQuAD v1.1 file."""
+    from albert_tf.evaluation.squad_metrics import answerable_subset
+
+    with open(os.path.join(args.shared_data, "squad", "dev-v2.0-subset-a.json"), encoding="utf-8") as f:
+        data = json.load(f)
+    path = os.path.join(workdir, "squad_v1_answerable.json")
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump({"version": "1.1", "data": answerable_subset(data["data"])}, f)
+    return path
+
+
+# ------------------------------------------------------------------------------------------------ albert-tf
+
+
+def run_albert_tf(args, settings: dict, hf_dir: str, config_file: str, seed: int, workdir: str) -> dict:
+    """One seed of ``run_classifier`` / ``run_squad`` (their Python API) from the Hugging Face folder."""
+    import shutil
+
+    out = os.path.join(workdir, f"albert_tf_seed{seed}")
+    shutil.rmtree(out, ignore_errors=True)
+    common = dict(
+        albert_config_file=config_file, spm_model_file=os.path.join(args.shared_data, "spm", "30k-clean.model"),
+        init_checkpoint=hf_dir, output_dir=out, cached_dir=os.path.join(workdir, "albert_tf_cache"),
+        do_train=True, max_seq_length=settings["max_seq_length"], optimizer="adamw",
+        learning_rate=settings["learning_rate"], num_train_steps=settings["steps"],
+        num_warmup_steps=settings["warmup_steps"], train_batch_size=settings["train_batch_size"],
+        save_checkpoints_steps=settings["steps"], steps_per_loop=min(100, settings["steps"]), seed=seed,
+    )
+    start = time.time()
+    if args.task == "squad_v1":
+        from albert_tf.evaluation.squad_metrics import evaluate_v1
+        from albert_tf.tasks import squad
+
+        path = answerable_squad(args, workdir)
+        config = squad.make_config(**common, train_file=path, predict_file=path, do_predict=True,
+                                   doc_stride=settings["doc_stride"], max_query_length=settings["max_query_length"],
+                                   warmup_proportion=settings["warmup_steps"] / settings["steps"],
+                                   predict_batch_size=32)
+        squad.run(config)
+        with open(os.path.join(out, "predictions.json"), encoding="utf-8") as f:
+            predictions = json.load(f)
+        with open(path, encoding="utf-8") as f:
+            metrics = evaluate_v1(json.load(f)["data"], predictions)
+        metrics = {"f1": metrics["f1"], "exact_match": metrics["exact_match"]}
+    else:
+        from albert_tf.tasks import glue
+
+        config = glue.make_config(**common, task_name=args.task, data_dir=os.path.join(args.shared_data, "glue"),
+                                  do_eval=True, eval_batch_size=64, classifier_dropout=settings["classifier_dropout"])
+        summary = glue.run(config)
+        last = summary["best"]
+        metrics = {k: float(v) for k, v in last.items() if k in METRIC_KEYS}
+    return {"seed": seed, "metrics": metrics, "seconds": round(time.time() - start, 1)}
+
+
+METRIC_KEYS = ("accuracy", "f1", "mcc", "pearson", "spearman")
+
+
+# ------------------------------------------------------------------------------------------------ transformers
+
+
+def _batches(n: int, batch: int, seed: int):
+    """Indices of random batches, epoch after epoch (each epoch a fresh permutation)."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    while True:
+        order = rng.permutation(n)
+        for start in range(0, n - batch + 1, batch):
+            yield order[start:start + batch]
+
+
+def _padded(rows: list, keys: tuple[str, ...]):
+    """Dynamic padding: the batch cut to its longest real sequence (transformers' DataCollatorWithPadding)."""
+    import torch
+
+    longest = max(sum(r.input_mask) for r in rows)
+    return {k: torch.tensor([list(getattr(r, k))[:longest] for r in rows], dtype=torch.long) for k in keys}
+
+
+def run_transformers(args, settings: dict, hf_dir: str, seed: int, workdir: str) -> dict:
+    """One seed of transformers' model from ``hf_dir`` trained by the official update on the same features."""
+    import torch
+    import transformers
+
+    from benchmarks.pretraining_parity import OfficialUpdate, official_lr
+
+    torch.manual_seed(seed)
+    torch.set_num_threads(args.torch_threads)
+    start = time.time()
+    keys = ("input_ids", "input_mask", "segment_ids")
+    if args.task == "squad_v1":
+        return _transformers_squad(args, settings, hf_dir, seed, workdir, start)
+    data = _glue_features(args.shared_data, args.task, settings["max_seq_length"])
+    num_labels = 1 if data["regression"] else len(data["labels"])
+    model = transformers.AlbertForSequenceClassification.from_pretrained(
+        hf_dir, num_labels=num_labels, classifier_dropout_prob=settings["classifier_dropout"])
+    model.train()
+    update = OfficialUpdate(model.named_parameters(), lamb=False, bias_correction=False)
+    train = data["train"]
+    order = _batches(len(train), settings["train_batch_size"], seed)
+    for step in range(settings["steps"]):
+        rows = [train[i] for i in next(order)]
+        batch = _padded(rows, keys)
+        logits = model(input_ids=batch["input_ids"], attention_mask=batch["input_mask"],
+                       token_type_ids=batch["segment_ids"]).logits
+        if data["regression"]:
+            labels = torch.tensor([r.label_id for r in rows], dtype=torch.float32)
+            loss = torch.nn.functional.mse_loss(logits.squeeze(-1), labels)
+        else:
+            labels = torch.tensor([r.label_id for r in rows], dtype=torch.long)
+            loss = torch.nn.functional.cross_entropy(logits, labels)
+        loss.backward()
+        update.step(official_lr(step, settings["learning_rate"], settings["steps"], settings["warmup_steps"]))
+    model.eval()
+    predictions = []
+    with torch.no_grad():
+        dev = data["dev"]
+        for i in range(0, len(dev), 64):
+            batch = _padded(dev[i:i + 64], keys)
+            logits = model(input_ids=batch["input_ids"], attention_mask=batch["input_mask"],
+                           token_type_ids=batch["segment_ids"]).logits
+            predictions.extend(logits.squeeze(-1).tolist() if data["regression"] else logits.argmax(-1).tolist())
+    from albert_tf.evaluation.glue_metrics import glue_metrics
+
+    gold = [r.label_id for r in data["dev"]]
+    metrics = glue_metrics(args.task, gold, predictions)
+    return {"seed": seed, "metrics": {k: float(v) for k, v in metrics.items() if k in METRIC_KEYS},
+            "seconds": round(time.time() - start, 1)}
+
+
+def _transformers_squad(args, settings: dict, hf_dir: str, seed: int, workdir: str, start: float) -> dict:
+    """SQuAD v1 windows (albert-tf's feature converter), ``AlbertForQuestionAnswering``, albert-tf's official
+    post-processing and the official evaluation script's scores."""
+    import torch
+    import transformers
+
+    from albert_tf.data.squad.features import convert_examples_to_features
+    from albert_tf.data.squad.reader import read_squad_examples
+    from albert_tf.evaluation.squad_metrics import evaluate_v1
+    from albert_tf.evaluation.squad_predictions import postprocess
+    from benchmarks.pretraining_parity import OfficialUpdate, official_lr
+
+    path = answerable_squad(args, workdir)
+    tokenizer = tokenizer_of(args)
+    window = dict(max_seq_length=settings["max_seq_length"], doc_stride=settings["doc_stride"],
+                  max_query_length=settings["max_query_length"])
+    train, _ = convert_examples_to_features(read_squad_examples(path, is_training=True), tokenizer,
+                                            is_training=True, **window)
+    examples = read_squad_examples(path, is_training=False)
+    predict, _ = convert_examples_to_features(examples, tokenizer, is_training=False, **window)
+    model = transformers.AlbertForQuestionAnswering.from_pretrained(hf_dir)
+    model.train()
+    update = OfficialUpdate(model.named_parameters(), lamb=False, bias_correction=False)
+    keys = ("input_ids", "input_mask", "segment_ids")
+    order = _batches(len(train), settings["train_batch_size"], seed)
+    seq = settings["max_seq_length"]
+    for step in range(settings["steps"]):
+        rows = [train[i] for i in next(order)]
+        batch = {k: torch.tensor([list(getattr(r, k)) for r in rows], dtype=torch.long) for k in keys}  # full length:
+        out = model(input_ids=batch["input_ids"], attention_mask=batch["input_mask"],  # the official v1 loss sees
+                    token_type_ids=batch["segment_ids"],  # padding positions
+                    start_positions=torch.tensor([r.start_position for r in rows]),
+                    end_positions=torch.tensor([r.end_position for r in rows]))
+        out.loss.backward()
+        update.step(official_lr(step, settings["learning_rate"], settings["steps"], settings["warmup_steps"]))
+    model.eval()
+    outputs = {}
+    with torch.no_grad():
+        for i in range(0, len(predict), 32):
+            rows = predict[i:i + 32]
+            batch = {k: torch.tensor([list(getattr(r, k)) for r in rows], dtype=torch.long) for k in keys}
+            out = model(input_ids=batch["input_ids"], attention_mask=batch["input_mask"],
+                        token_type_ids=batch["segment_ids"])
+            for r, s, e in zip(rows, out.start_logits, out.end_logits):
+                outputs[r.unique_id] = {"start_logits": s[:seq].tolist(), "end_logits": e[:seq].tolist()}
+    answers = postprocess(examples, predict, outputs, version_2_with_negative=False)
+    with open(path, encoding="utf-8") as f:
+        metrics = evaluate_v1(json.load(f)["data"], answers.best_text)
+    return {"seed": seed, "metrics": {"f1": metrics["f1"], "exact_match": metrics["exact_match"]},
+            "seconds": round(time.time() - start, 1)}
+
+
+# ------------------------------------------------------------------------------------------------ statistics
+
+
+def summarise(runs: list[dict]) -> dict:
+    """Per metric: mean and standard error over seeds."""
+    out = {}
+    for key in runs[0]["metrics"]:
+        values = [r["metrics"][key] for r in runs]
+        sd = statistics.stdev(values) if len(values) > 1 else float("nan")
+        out[key] = {"mean": statistics.fmean(values), "se": sd / math.sqrt(len(values)), "values": values}
+    return out
+
+
+def compare(ours: dict, theirs: dict) -> dict:
+    """Difference of means in standard errors of the difference, per metric."""
+    out = {}
+    for key in ours:
+        diff = ours[key]["mean"] - theirs[key]["mean"]
+        se = math.sqrt(ours[key]["se"] ** 2 + theirs[key]["se"] ** 2)
+        out[key] = {"difference": diff, "se_of_difference": se, "difference_in_se": diff / se if se else None}
+    return out
+
+
+def majority_baseline(args: argparse.Namespace, settings: dict) -> dict:
+    """What a constant answer scores on the dev set (majority class; 0 correlation for STS-B)."""
+    if args.task == "squad_v1":
+        return {"f1": 0.0}
+    from collections import Counter
+
+    from albert_tf.evaluation.glue_metrics import glue_metrics
+
+    data = _glue_features(args.shared_data, args.task, settings["max_seq_length"])
+    gold = [r.label_id for r in data["dev"]]
+    if data["regression"]:
+        return {"pearson": 0.0, "spearman": 0.0}
+    majority = Counter(gold).most_common(1)[0][0]
+    metrics = glue_metrics(args.task, gold, [majority] * len(gold))
+    return {k: float(v) for k, v in metrics.items() if k in METRIC_KEYS}
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--task", default="SST-2", help="a GLUE task folder under <shared_data>/glue, or squad_v1")
+    p.add_argument("--seeds", type=int, default=3, help="seeds per side (0, 1, ... N-1)")
+    p.add_argument("--steps", type=int, default=0, help="fine-tuning steps (0: the task's default)")
+    p.add_argument("--shared_data", default=str(shared_data_dir()))
+    p.add_argument("--workdir", default=os.path.join(tempfile.gettempdir(), "albert_tf_finetune_parity"),
+                   help="the pretraining records, the initial weights and every run (reused between calls)")
+    p.add_argument("--pretrain_steps", type=int, default=2000, help="pretraining steps of the initial weights")
+    p.add_argument("--prepare_only", action="store_true", help="make the initial weights and exit")
+    p.add_argument("--torch_threads", type=int, default=2)
+    p.add_argument("--output", default="", help="also write the JSON here (after every run)")
+    return p.parse_args(argv)
+
+
+def main(argv=None) -> dict:
+    args = parse_args(argv)
+    if not os.path.isdir(os.path.join(args.shared_data, "text")):
+        result = {"skipped": f"no shared data at {args.shared_data}"}
+        print(json.dumps(result))
+        return result
+    hf_dir = initial_weights(args)
+    if args.prepare_only:
+        result = {"initial_weights": hf_dir, "pretraining_curve": pretraining_curve(args)}
+        print(json.dumps(result, indent=1))
+        return result
+    settings = settings_of(args)
+    config_file = os.path.join(args.workdir, f"pretrain_{args.pretrain_steps}", "albert_config.json")
+    workdir = os.path.join(args.workdir, f"finetune_{args.task}_{settings['steps']}")
+    os.makedirs(workdir, exist_ok=True)
+    result = {"benchmark": "finetune_parity", "task": args.task, "settings": settings,
+              "initial_weights": {"pretrain_steps": args.pretrain_steps, "curve": pretraining_curve(args)},
+              "baseline": majority_baseline(args, settings), "albert_tf": [], "transformers_torch": []}
+    for seed in range(args.seeds):
+        log(f"{args.task} seed {seed}: albert-tf")
+        result["albert_tf"].append(run_albert_tf(args, settings, hf_dir, config_file, seed, workdir))
+        log(f"{args.task} seed {seed}: transformers -> {result['albert_tf'][-1]['metrics']}")
+        result["transformers_torch"].append(run_transformers(args, settings, hf_dir, seed, workdir))
+        log(f"{args.task} seed {seed}: transformers {result['transformers_torch'][-1]['metrics']}")
+        if args.output:
+            _write(args.output, result)
+    ours, theirs = summarise(result["albert_tf"]), summarise(result["transformers_torch"])
+    result.update(albert_tf_summary=ours, transformers_summary=theirs, comparison=compare(ours, theirs),
+                  machine=machine_info(), versions=versions(("torch", "transformers")))
+    if args.output:
+        _write(args.output, result)
+    print(json.dumps(result, indent=1))
+    return result
+
+
+def _write(path: str, result: dict) -> None:
+    with open(path + ".tmp", "w", encoding="utf-8") as f:
+        json.dump(result, f, indent=1)
+    os.replace(path + ".tmp", path)
+
+
+if __name__ == "__main__":
+    main()

@@ -25,6 +25,7 @@ the difference in standard errors of the difference.
     python benchmarks/finetune_parity.py --task=SST-2 --seeds=3 --steps=600
     python benchmarks/finetune_parity.py --task=squad_v1 --seeds=3 --steps=300
     python benchmarks/finetune_parity.py --prepare_only          # pretrain and convert the initial weights
+    python benchmarks/finetune_parity.py --task=MRPC --seeds=2 --smoke   # checks the script (minutes)
 
 ``--task`` is any GLUE task folder under ``../shared/data/glue`` with train and dev files (SST-2, MRPC, STS-B,
 CoLA) or ``squad_v1``: the answerable questions of ``squad/dev-v2.0-subset-a.json``, trained and predicted on
@@ -34,6 +35,7 @@ CoLA) or ``squad_v1``: the answerable questions of ``squad/dev-v2.0-subset-a.jso
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import json
 import math
@@ -65,12 +67,12 @@ def initial_weights(args: argparse.Namespace) -> str:
     from albert_tf.reproduce.experiments import model_config
     from albert_tf.tasks.pretraining import pretrain_with_curve
 
-    hf_dir = os.path.join(args.workdir, f"initial_hf_{args.pretrain_steps}")
+    hf_dir = os.path.join(args.workdir, f"initial_hf_{'smoke' if args.smoke else args.pretrain_steps}")
     if os.path.exists(os.path.join(hf_dir, "config.json")):
         return hf_dir
-    budget = get_budget("small")
+    budget = get_budget("tiny" if args.smoke else "small")
     data = prepare_data(budget, args.shared_data, os.path.join(args.workdir, "pretraining"), log=log)
-    run_dir = os.path.join(args.workdir, f"pretrain_{args.pretrain_steps}")
+    run_dir = os.path.join(args.workdir, f"pretrain_{'smoke' if args.smoke else args.pretrain_steps}")
     config = model_config(budget)
     result = pretrain_with_curve(
         config, data["records"]["train_sop"], data["records"]["heldout_sop"], run_dir,
@@ -91,7 +93,8 @@ def initial_weights(args: argparse.Namespace) -> str:
 
 
 def pretraining_curve(args: argparse.Namespace) -> list:
-    path = os.path.join(args.workdir, f"pretrain_{args.pretrain_steps}", "pretraining_curve.json")
+    path = os.path.join(args.workdir, f"pretrain_{'smoke' if args.smoke else args.pretrain_steps}",
+                        "pretraining_curve.json")
     if not os.path.exists(path):
         return []
     with open(path, encoding="utf-8") as f:
@@ -378,7 +381,13 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--prepare_only", action="store_true", help="make the initial weights and exit")
     p.add_argument("--torch_threads", type=int, default=2)
     p.add_argument("--output", default="", help="also write the JSON here (after every run)")
-    return p.parse_args(argv)
+    p.add_argument("--smoke", action="store_true",
+                   help="checks the script in minutes: the tiny budget's model pretrained 10 steps, 4 fine-tuning "
+                        "steps")
+    args = p.parse_args(argv)
+    if args.smoke:
+        args.pretrain_steps, args.steps = 10, args.steps or 4
+    return args
 
 
 def main(argv=None) -> dict:
@@ -387,13 +396,15 @@ def main(argv=None) -> dict:
         result = {"skipped": f"no shared data at {args.shared_data}"}
         print(json.dumps(result))
         return result
-    hf_dir = initial_weights(args)
+    with contextlib.redirect_stdout(sys.stderr):  # the runners' progress lines: stdout holds the JSON alone
+        hf_dir = initial_weights(args)
     if args.prepare_only:
         result = {"initial_weights": hf_dir, "pretraining_curve": pretraining_curve(args)}
         print(json.dumps(result, indent=1))
         return result
     settings = settings_of(args)
-    config_file = os.path.join(args.workdir, f"pretrain_{args.pretrain_steps}", "albert_config.json")
+    config_file = os.path.join(args.workdir, f"pretrain_{'smoke' if args.smoke else args.pretrain_steps}",
+                               "albert_config.json")
     workdir = os.path.join(args.workdir, f"finetune_{args.task}_{settings['steps']}")
     os.makedirs(workdir, exist_ok=True)
     result = {"benchmark": "finetune_parity", "task": args.task, "settings": settings,
@@ -401,7 +412,8 @@ def main(argv=None) -> dict:
               "baseline": majority_baseline(args, settings), "albert_tf": [], "transformers_torch": []}
     for seed in range(args.seeds):
         log(f"{args.task} seed {seed}: albert-tf")
-        result["albert_tf"].append(run_albert_tf(args, settings, hf_dir, config_file, seed, workdir))
+        with contextlib.redirect_stdout(sys.stderr):
+            result["albert_tf"].append(run_albert_tf(args, settings, hf_dir, config_file, seed, workdir))
         log(f"{args.task} seed {seed}: transformers -> {result['albert_tf'][-1]['metrics']}")
         result["transformers_torch"].append(run_transformers(args, settings, hf_dir, seed, workdir))
         log(f"{args.task} seed {seed}: transformers {result['transformers_torch'][-1]['metrics']}")

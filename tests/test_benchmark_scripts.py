@@ -217,6 +217,36 @@ def test_pretraining_parity_smoke(tmp_path):
     assert curve[0]["sentence_order_accuracy"] == theirs[0]["sentence_order_accuracy"]
 
 
+@pytest.mark.slow
+def test_finetune_parity_smoke(tmp_path):
+    """Both pipelines fine-tune the same converted weights; the summary is the statistics of the per-seed runs."""
+    import math
+    import statistics
+
+    from conftest import shared_data_dir
+
+    shared = shared_data_dir()
+    if shared is None or not (shared / "text").is_dir() or not (shared / "glue" / "MRPC").is_dir():
+        pytest.skip("needs ../shared/data (text, spm, glue/MRPC)")
+    report = _run("benchmarks/finetune_parity.py", "--smoke", "--task=MRPC", "--seeds=2", f"--shared_data={shared}",
+                  f"--workdir={tmp_path}", timeout=1200)
+    _machine_ok(report)
+    assert report["settings"]["steps"] == 4 and report["settings"]["warmup_steps"] == 0
+    assert report["baseline"]["accuracy"] == pytest.approx(279 / 408)  # MRPC dev: 279 of 408 are paraphrases
+    for side, summary in (("albert_tf", "albert_tf_summary"), ("transformers_torch", "transformers_summary")):
+        runs = report[side]
+        assert [r["seed"] for r in runs] == [0, 1]
+        for key in ("accuracy", "f1"):
+            values = [r["metrics"][key] for r in runs]
+            assert report[summary][key]["values"] == values
+            assert report[summary][key]["mean"] == pytest.approx(statistics.fmean(values))
+            assert report[summary][key]["se"] == pytest.approx(statistics.stdev(values) / math.sqrt(2))
+    diff = report["comparison"]["accuracy"]
+    ours, theirs = report["albert_tf_summary"]["accuracy"], report["transformers_summary"]["accuracy"]
+    assert diff["difference"] == pytest.approx(ours["mean"] - theirs["mean"])
+    assert diff["se_of_difference"] == pytest.approx(math.hypot(ours["se"], theirs["se"]))
+
+
 def test_parity_array_batches_cover_every_record_once_per_epoch():
     import numpy as np
 

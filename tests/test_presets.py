@@ -86,6 +86,21 @@ def test_a_path_wins_over_a_name(tmp_path, monkeypatch):
     assert fill_from_preset(dict(values), set()) == values  # a path is left alone: nothing fetched
 
 
+def test_a_misspelt_name_is_named_with_the_closest_ones(tmp_path, monkeypatch):
+    from albert_tf.checkpoints.pretrained import check_bare_name
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(PresetError, match=r"--init_checkpoint albert_base_v3: no such file or folder, and not a "
+                                          r"pretrained preset name; did you mean albert_base_v2"):
+        fill_from_preset({"init_checkpoint": "albert_base_v3"}, set())
+    check_bare_name("out/run/ckpt-3")  # a path (with a folder) is left to the checkpoint loader's message
+    broken = tmp_path / "broken.json"
+    broken.write_text("{", encoding="utf-8")
+    monkeypatch.setenv("ALBERT_TF_PRESETS", str(broken))
+    with pytest.raises(PresetError, match=r"broken.json: line 1: not valid JSON"):
+        is_preset_name("mine")  # the file's error, not "no such checkpoint"
+
+
 @pytest.mark.parametrize(
     "text, message",
     [

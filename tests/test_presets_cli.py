@@ -79,6 +79,8 @@ def test_runner_converter_and_export_take_a_preset_name(tmp_path, server, releas
                    "--do_train"], offline, tmp_path)
     assert unknown.returncode != 0
     assert "Traceback" not in unknown.stderr
+    assert "--init_checkpoint albert_huge_v9: no such file or folder, and not a pretrained preset name" in \
+        unknown.stderr
     assert server.gets("albert_tiny.tar.gz") == 1
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from albert_tf import files as _fs
 from albert_tf.checkpoints.preset_files import Pretrained, locate
-from albert_tf.checkpoints.presets import PresetError, get_preset
+from albert_tf.checkpoints.presets import PresetError, get_preset, presets
 
 
 def is_preset_name(value: str | os.PathLike | None) -> bool:
@@ -23,11 +23,26 @@ def is_preset_name(value: str | os.PathLike | None) -> bool:
     value = os.fspath(value)
     if _fs.exists(value) or _fs.exists(value + ".index"):
         return False
+    presets()  # a broken $ALBERT_TF_PRESETS file is its own error, not "no such checkpoint"
     try:
         get_preset(value)
     except PresetError:
         return False
     return True
+
+
+def check_bare_name(value: str | None, flag: str = "--init_checkpoint") -> None:
+    """A bare word (no folder, no scheme) that is neither an existing path nor a preset is most likely a misspelt
+    preset name: say so, with the closest names, instead of "checkpoint not found"."""
+    if not value or "/" in value or os.sep in value or "://" in value or is_preset_name(value):
+        return
+    if _fs.exists(value) or _fs.exists(value + ".index"):
+        return
+    import difflib
+
+    close = difflib.get_close_matches(value, list(presets()), n=3, cutoff=0.6)
+    hint = f"; did you mean {' or '.join(close)}?" if close else "; python -m albert_tf.configs lists the names"
+    raise PresetError(f"{flag} {value}: no such file or folder, and not a pretrained preset name{hint}")
 
 
 def resolve_pretrained(name: str) -> Pretrained:
@@ -77,6 +92,7 @@ def fill_from_preset(values: dict[str, Any], given: set[str], fields: set[str] |
     """
     name = values.get("init_checkpoint")
     if not is_preset_name(name):
+        check_bare_name(name)
         return values
     found = resolve_pretrained(name)
     values["init_checkpoint"] = found.checkpoint
@@ -98,7 +114,7 @@ def describe_presets() -> str:
     """The pretrained presets, one per line: name, size, whether cached, what it is (for
     ``python -m albert_tf.configs``)."""
     from albert_tf.checkpoints.download import CACHE_ENV, cache_dir, cached_record, offline
-    from albert_tf.checkpoints.presets import PRESETS_ENV, presets
+    from albert_tf.checkpoints.presets import PRESETS_ENV
 
     known = presets()
     lines = [f"pretrained presets (--init_checkpoint=NAME; cache {cache_dir()} from ${CACHE_ENV}"
@@ -113,5 +129,5 @@ def describe_presets() -> str:
     return "\n".join(lines)
 
 
-__all__ = ["FILLED", "describe_presets", "fill_from_preset", "is_preset_name", "pretrained_for_model",
-           "resolve_pretrained"]
+__all__ = ["FILLED", "check_bare_name", "describe_presets", "fill_from_preset", "is_preset_name",
+           "pretrained_for_model", "resolve_pretrained"]

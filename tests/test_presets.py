@@ -342,3 +342,46 @@ def test_located_files_of_a_huggingface_and_hub_folder(tmp_path, release, monkey
     found = locate(str(hub), presets.Preset("hub", str(hub), format="hub_module"))
     assert found.format == "hub_module" and found.checkpoint == str(hub)
     assert found.albert_config_file.endswith("albert_config.json") and found.spm_model_file.endswith(".model")
+
+
+def test_huggingface_preset_through_huggingface_hub(tmp_path, monkeypatch, cache, release):
+    """A Hub id is fetched with ``huggingface_hub.snapshot_download`` (replaced here by a copy of a local folder
+    written by the package's own converter) and gains the albert_config.json the runners read."""
+    import shutil
+
+    import huggingface_hub
+
+    from albert_tf.checkpoints.convert import convert
+
+    folder = tmp_path / "hub_copy"
+    convert(str(release["folder"] / "model.ckpt-best"), "official", str(folder), "huggingface", log=lambda line: None)
+    calls = []
+
+    def snapshot_download(repo_id, local_dir, allow_patterns):
+        calls.append(repo_id)
+        shutil.copytree(folder, local_dir, dirs_exist_ok=True)
+        return local_dir
+
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", snapshot_download)
+    found = resolve_pretrained("albert-base-v2")  # the old id maps to albert/albert-base-v2
+    assert calls == ["albert/albert-base-v2"] and found.format == "huggingface"
+    assert pathlib.Path(found.albert_config_file).name == "albert_config.json"
+    assert pathlib.Path(found.spm_model_file).name == "spiece.model"
+    assert final_names(cache) == ["albert--albert-base-v2"]
+    resolve_pretrained("albert/albert-base-v2")
+    assert calls == ["albert/albert-base-v2"]  # cached
+
+
+def test_listing_shows_size_and_cache_state(tmp_path, monkeypatch, cache, server, release):
+    from albert_tf.checkpoints.pretrained import describe_presets
+
+    use_presets(tmp_path, monkeypatch, {"tiny": {"url": server.url("albert_tiny.tar.gz"), "description": "mine"}})
+    line = next(x for x in describe_presets().splitlines() if x.strip().startswith("tiny "))
+    assert "size unknown" in line and "not cached" in line and line.endswith(f"mine [{tmp_path / 'presets.json'}]")
+    fetch(get_preset("tiny"), progress=lambda line: None)
+    line = next(x for x in describe_presets().splitlines() if x.strip().startswith("tiny "))
+    assert f"{len(release['archive']) / 1e6:,.1f} MB" in line and " cached " in line
+    listing = subprocess.run([sys.executable, "-m", "albert_tf.configs"], capture_output=True, text=True,
+                             env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120)
+    assert listing.returncode == 0 and "albert_base_v2" in listing.stdout and "tiny " in listing.stdout
+    assert "tensorflow" not in listing.stderr.lower()  # the listing does not import TensorFlow

@@ -92,7 +92,7 @@ def test_a_misspelt_name_is_named_with_the_closest_ones(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     with pytest.raises(PresetError, match=r"--init_checkpoint albert_base_v3: no such file or folder, and not a "
                                           r"pretrained preset name; did you mean albert_base_v2"):
-        fill_from_preset({"init_checkpoint": "albert_base_v3"}, set())
+        check_bare_name("albert_base_v3")
     check_bare_name("out/run/ckpt-3")  # a path (with a folder) is left to the checkpoint loader's message
     broken = tmp_path / "broken.json"
     broken.write_text("{", encoding="utf-8")

@@ -92,7 +92,6 @@ def fill_from_preset(values: dict[str, Any], given: set[str], fields: set[str] |
     """
     name = values.get("init_checkpoint")
     if not is_preset_name(name):
-        check_bare_name(name)
         return values
     found = resolve_pretrained(name)
     values["init_checkpoint"] = found.checkpoint

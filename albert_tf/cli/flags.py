@@ -256,9 +256,10 @@ def fine_tuning_values(fv: flags.FlagValues = FLAGS) -> dict[str, Any]:
 def preset_values(fv: flags.FlagValues = FLAGS) -> dict[str, Any]:
     """:func:`option_values` with a pretrained preset named by ``--init_checkpoint`` fetched, and the config,
     tokenizer and ``--do_lower_case`` it brings filled in where the command line does not set them."""
-    from albert_tf.checkpoints.pretrained import fill_from_preset
+    from albert_tf.checkpoints.pretrained import check_bare_name, fill_from_preset
 
     values = option_values(fv)
+    check_bare_name(values.get("init_checkpoint"))
     given = {name for name in values if fv[name].present}
     return fill_from_preset(values, given, set(values))
 
@@ -268,9 +269,12 @@ def apply_preset_flag(fv: flags.FlagValues, name: str) -> Any:
     config, tokenizer and ``--do_lower_case`` flags that ``fv`` has and the command line does not set; returns the
     :class:`~albert_tf.checkpoints.presets.Pretrained` (None for a path). For commands that read flags directly
     (``export_savedmodel``, ``albert_convert_checkpoint``)."""
-    from albert_tf.checkpoints.pretrained import FILLED, is_preset_name, resolve_pretrained
+    from albert_tf.checkpoints.pretrained import FILLED, check_bare_name, is_preset_name, resolve_pretrained
 
-    if name not in fv or not is_preset_name(fv[name].value):
+    if name not in fv:
+        return None
+    check_bare_name(fv[name].value, f"--{name}")
+    if not is_preset_name(fv[name].value):
         return None
     found = resolve_pretrained(fv[name].value)
     fv[name].value = found.checkpoint

@@ -20,7 +20,8 @@ def test_run_classifier_flags_map_onto_one_field_each():
     from albert_tf.cli.run_classifier import config_from_flags, define_flags
 
     fv = _parsed(define_flags, ["--max_seq_length=128", "--train_step=7", "--warmup_step=2", "--use_tpu",
-                                "--tpu_name=grpc://1.2.3.4:8470", "--init_checkpoint=pretrained/ck", "--init_from_group0"])
+                                "--tpu_name=grpc://1.2.3.4:8470", "--init_checkpoint=pretrained/ck",
+                                "--init_from_group0"])
     config = config_from_flags(fv)
     assert config.task.max_seq_length == 128
     assert (config.trainer.num_train_steps, config.trainer.num_warmup_steps) == (7, 2)

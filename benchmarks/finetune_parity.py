@@ -384,6 +384,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--prepare_only", action="store_true", help="make the initial weights and exit")
     p.add_argument("--torch_threads", type=int, default=2)
     p.add_argument("--output", default="", help="also write the JSON here (after every run)")
+    p.add_argument("--markdown", nargs="+", default=[], metavar="JSON",
+                   help="print the README table of these finished runs' JSON files and exit")
     p.add_argument("--smoke", action="store_true",
                    help="checks the script in minutes: the tiny budget's model pretrained 10 steps, 4 fine-tuning "
                         "steps")
@@ -395,6 +397,13 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 def main(argv=None) -> dict:
     args = parse_args(argv)
+    if args.markdown:
+        results = []
+        for path in args.markdown:
+            with open(path, encoding="utf-8") as f:
+                results.append(json.load(f))
+        print(markdown(results))
+        return {"markdown": args.markdown}
     if not os.path.isdir(os.path.join(args.shared_data, "text")):
         result = {"skipped": f"no shared data at {args.shared_data}"}
         print(json.dumps(result))
@@ -429,6 +438,28 @@ def main(argv=None) -> dict:
         _write(args.output, result)
     print(json.dumps(result, indent=1))
     return result
+
+
+KEY_METRICS = {"SST-2": "accuracy", "MRPC": "accuracy", "STS-B": "pearson", "CoLA": "mcc", "squad_v1": "f1"}
+
+
+def markdown(results: list[dict]) -> str:
+    """The README table of finished runs: per task, each side's mean ± standard error of every metric over its
+    seeds, the difference in standard errors of the difference, and the constant-answer baseline."""
+    rows = ["| task (steps, seeds) | metric | albert-tf | transformers | difference (SE of diff.) | in SE | "
+            "constant answer |", "|---|---|---|---|---|---|---|"]
+    for r in results:
+        head = f"{r['task']} ({r['settings']['steps']}, {len(r['albert_tf'])}+{len(r['transformers_torch'])})"
+        scale = 1.0 if r["task"] == "squad_v1" else 100.0
+        for key, cmp in r["comparison"].items():
+            a, b = r["albert_tf_summary"][key], r["transformers_summary"][key]
+            base = r["baseline"].get(key)
+            shown = "" if base is None else f"{scale * base:.1f}"
+            rows.append(f"| {head} | {key} | {scale * a['mean']:.1f} ± {scale * a['se']:.1f} | "
+                        f"{scale * b['mean']:.1f} ± {scale * b['se']:.1f} | {scale * cmp['difference']:+.1f} "
+                        f"({scale * cmp['se_of_difference']:.1f}) | {cmp['difference_in_se']:+.2f} | {shown} |")
+            head = ""
+    return "\n".join(rows)
 
 
 def _write(path: str, result: dict) -> None:

@@ -228,8 +228,10 @@ def test_finetune_parity_smoke(tmp_path):
     shared = shared_data_dir()
     if shared is None or not (shared / "text").is_dir() or not (shared / "glue" / "MRPC").is_dir():
         pytest.skip("needs ../shared/data (text, spm, glue/MRPC)")
+    saved = tmp_path / "mrpc.json"
     report = _run("benchmarks/finetune_parity.py", "--smoke", "--task=MRPC", "--seeds=2", f"--shared_data={shared}",
-                  f"--workdir={tmp_path}", timeout=1200)
+                  f"--workdir={tmp_path}", f"--output={saved}", timeout=1200)
+    assert json.loads(saved.read_text()) == report
     _machine_ok(report)
     assert report["settings"]["steps"] == 4 and report["settings"]["warmup_steps"] == 0
     assert report["baseline"]["accuracy"] == pytest.approx(279 / 408)  # MRPC dev: 279 of 408 are paraphrases
@@ -245,6 +247,10 @@ def test_finetune_parity_smoke(tmp_path):
     ours, theirs = report["albert_tf_summary"]["accuracy"], report["transformers_summary"]["accuracy"]
     assert diff["difference"] == pytest.approx(ours["mean"] - theirs["mean"])
     assert diff["se_of_difference"] == pytest.approx(math.hypot(ours["se"], theirs["se"]))
+    table = subprocess.run([sys.executable, "benchmarks/finetune_parity.py", "--markdown", str(saved)], cwd=ROOT,
+                           capture_output=True, text=True, timeout=120).stdout
+    row = next(line for line in table.splitlines() if line.startswith("| MRPC (4, 2+2) | accuracy |"))
+    assert f"{100 * ours['mean']:.1f} ± {100 * ours['se']:.1f}" in row and "| 68.4 |" in row
 
 
 def test_parity_array_batches_cover_every_record_once_per_epoch():

@@ -449,6 +449,11 @@ def markdown(results: list[dict]) -> str:
     rows = ["| task (steps, seeds) | metric | albert-tf | transformers | difference (SE of diff.) | in SE | "
             "constant answer |", "|---|---|---|---|---|---|---|"]
     for r in results:
+        if "comparison" not in r:  # a run stopped early: the statistics of the seeds it finished
+            done = min(len(r["albert_tf"]), len(r["transformers_torch"]))
+            r = {**r, "albert_tf": r["albert_tf"][:done], "transformers_torch": r["transformers_torch"][:done]}
+            ours, theirs = summarise(r["albert_tf"]), summarise(r["transformers_torch"])
+            r.update(albert_tf_summary=ours, transformers_summary=theirs, comparison=compare(ours, theirs))
         head = f"{r['task']} ({r['settings']['steps']}, {len(r['albert_tf'])}+{len(r['transformers_torch'])})"
         scale = 1.0 if r["task"] == "squad_v1" else 100.0
         for key, cmp in r["comparison"].items():

@@ -460,9 +460,10 @@ def markdown(results: list[dict]) -> str:
             a, b = r["albert_tf_summary"][key], r["transformers_summary"][key]
             base = r["baseline"].get(key)
             shown = "" if base is None else f"{scale * base:.1f}"
+            in_se = "n/a (no spread)" if cmp["difference_in_se"] is None else f"{cmp['difference_in_se']:+.2f}"
             rows.append(f"| {head} | {key} | {scale * a['mean']:.1f} ± {scale * a['se']:.1f} | "
                         f"{scale * b['mean']:.1f} ± {scale * b['se']:.1f} | {scale * cmp['difference']:+.1f} "
-                        f"({scale * cmp['se_of_difference']:.1f}) | {cmp['difference_in_se']:+.2f} | {shown} |")
+                        f"({scale * cmp['se_of_difference']:.1f}) | {in_se} | {shown} |")
             head = ""
     return "\n".join(rows)
 

@@ -122,29 +122,26 @@ def settings_of(args: argparse.Namespace) -> dict:
     return base
 
 
-def tokenizer_of(args: argparse.Namespace):
+def tokenizer_of(shared_data: str):
     from albert_tf.tokenization import FullTokenizer
 
-    return FullTokenizer(spm_model_file=os.path.join(args.shared_data, "spm", "30k-clean.model"), do_lower_case=True)
+    return FullTokenizer(spm_model_file=os.path.join(shared_data, "spm", "30k-clean.model"), do_lower_case=True)
 
 
 @functools.lru_cache(maxsize=1)
-def _glue_features(shared_data: str, task: str, max_seq_length: int) -> dict:
-    return glue_arrays(argparse.Namespace(shared_data=shared_data, task=task), {"max_seq_length": max_seq_length})
-
-
-def glue_arrays(args: argparse.Namespace, settings: dict) -> dict:
-    """Train and dev features of the GLUE task (the albert-tf processor and packing: the same inputs both sides)."""
+def glue_features(shared_data: str, task: str, max_seq_length: int) -> dict:
+    """Train and dev features of the GLUE task (the albert-tf processor and packing: the same inputs both sides),
+    made once per process (every seed of the transformers side and the baseline read them)."""
     from albert_tf.data.glue.features import convert_example
     from albert_tf.data.glue.processors import get_processor
 
-    processor = get_processor(args.task)
-    data_dir = os.path.join(args.shared_data, "glue", args.task)
-    tokenizer = tokenizer_of(args)
+    processor = get_processor(task)
+    data_dir = os.path.join(shared_data, "glue", task)
+    tokenizer = tokenizer_of(shared_data)
     out = {"labels": processor.labels, "regression": processor.is_regression}
     for split in ("train", "dev"):
         examples = processor.get_examples(data_dir, split)
-        out[split] = [convert_example(e, processor, settings["max_seq_length"], tokenizer) for e in examples]
+        out[split] = [convert_example(e, processor, max_seq_length, tokenizer) for e in examples]
     return out
 
 
@@ -211,14 +208,13 @@ METRIC_KEYS = ("accuracy", "f1", "mcc", "pearson", "spearman")
 
 
 def _batches(n: int, batch: int, seed: int):
-    """Indices of random batches, epoch after epoch (each epoch a fresh permutation)."""
+    """Index arrays of random batches of ``n`` examples, epoch after epoch (``pretraining_parity.array_batches``:
+    a fresh permutation each epoch, the last partial batch dropped)."""
     import numpy as np
 
-    rng = np.random.default_rng(seed)
-    while True:
-        order = rng.permutation(n)
-        for start in range(0, n - batch + 1, batch):
-            yield order[start:start + batch]
+    from benchmarks.pretraining_parity import array_batches
+
+    return (b["index"] for b in array_batches({"index": np.arange(n)}, batch, seed))
 
 
 def _padded(rows: list, keys: tuple[str, ...]):
@@ -242,7 +238,7 @@ def run_transformers(args, settings: dict, hf_dir: str, seed: int, workdir: str)
     keys = ("input_ids", "input_mask", "segment_ids")
     if args.task == "squad_v1":
         return _transformers_squad(args, settings, hf_dir, seed, workdir, start)
-    data = _glue_features(args.shared_data, args.task, settings["max_seq_length"])
+    data = glue_features(args.shared_data, args.task, settings["max_seq_length"])
     num_labels = 1 if data["regression"] else len(data["labels"])
     model = transformers.AlbertForSequenceClassification.from_pretrained(
         hf_dir, num_labels=num_labels, classifier_dropout_prob=settings["classifier_dropout"])
@@ -293,7 +289,7 @@ def _transformers_squad(args, settings: dict, hf_dir: str, seed: int, workdir: s
     from benchmarks.pretraining_parity import OfficialUpdate, official_lr
 
     path = answerable_squad(args, workdir)
-    tokenizer = tokenizer_of(args)
+    tokenizer = tokenizer_of(args.shared_data)
     window = dict(max_seq_length=settings["max_seq_length"], doc_stride=settings["doc_stride"],
                   max_query_length=settings["max_query_length"])
     train, _ = convert_examples_to_features(read_squad_examples(path, is_training=True), tokenizer,
@@ -363,7 +359,7 @@ def majority_baseline(args: argparse.Namespace, settings: dict) -> dict:
 
     from albert_tf.evaluation.glue_metrics import glue_metrics
 
-    data = _glue_features(args.shared_data, args.task, settings["max_seq_length"])
+    data = glue_features(args.shared_data, args.task, settings["max_seq_length"])
     gold = [r.label_id for r in data["dev"]]
     if data["regression"]:
         return {"pearson": 0.0, "spearman": 0.0}

@@ -203,7 +203,7 @@ def array_batches(arrays: dict, batch: int, seed: int | None):
     epoch, for ever."""
     import numpy as np
 
-    n = len(arrays["input_ids"])
+    n = len(next(iter(arrays.values())))  # every array has one row per record
     if seed is None:
         for start in range(0, n, batch):
             yield {k: v[start:start + batch] for k, v in arrays.items()}

@@ -134,7 +134,5 @@ def sha256(data: bytes) -> str:
 
 def cache_env(tmp: pathlib.Path, presets: str, **extra: str) -> dict[str, str]:
     """The process environment of a command that fetches presets into ``tmp/cache``."""
-    env = {**os.environ, "ALBERT_TF_PRESETS": presets, "ALBERT_TF_CACHE": str(tmp / "cache"), **extra}
-    env.pop("ALBERT_TF_OFFLINE", None)
-    env.update(extra)
-    return env
+    env = {k: v for k, v in os.environ.items() if k != "ALBERT_TF_OFFLINE"}
+    return {**env, "ALBERT_TF_PRESETS": presets, "ALBERT_TF_CACHE": str(tmp / "cache"), **extra}

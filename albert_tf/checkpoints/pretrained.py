@@ -95,7 +95,14 @@ def fill_from_preset(values: dict[str, Any], given: set[str], fields: set[str] |
         return values
     found = resolve_pretrained(name)
     values["init_checkpoint"] = found.checkpoint
-    fields = set(values) | set(FILLED) if fields is None else fields
+    values.update(supplied_options(found, given, set(values) | set(FILLED) if fields is None else fields))
+    return values
+
+
+def supplied_options(found: Pretrained, given: set[str], fields: set[str]) -> dict[str, Any]:
+    """The options of :data:`FILLED` that ``found`` supplies: those in ``fields`` (the run has them), not in
+    ``given`` (the user set them), and known to the preset; a tokenizer the user gave (either kind) keeps the
+    preset's out of both tokenizer options."""
     tokenizer_given = bool({"spm_model_file", "vocab_file"} & given)
     offered = {
         "albert_config_file": found.albert_config_file,
@@ -103,10 +110,7 @@ def fill_from_preset(values: dict[str, Any], given: set[str], fields: set[str] |
         "vocab_file": None if tokenizer_given else found.vocab_file,
         "do_lower_case": found.do_lower_case,
     }
-    for key, value in offered.items():
-        if key in fields and key not in given and value is not None:
-            values[key] = value
-    return values
+    return {k: v for k, v in offered.items() if k in fields and k not in given and v is not None}
 
 
 def describe_presets() -> str:
@@ -129,4 +133,4 @@ def describe_presets() -> str:
 
 
 __all__ = ["FILLED", "check_bare_name", "describe_presets", "fill_from_preset", "is_preset_name",
-           "pretrained_for_model", "resolve_pretrained"]
+           "pretrained_for_model", "resolve_pretrained", "supplied_options"]

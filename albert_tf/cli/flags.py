@@ -269,7 +269,13 @@ def apply_preset_flag(fv: flags.FlagValues, name: str) -> Any:
     config, tokenizer and ``--do_lower_case`` flags that ``fv`` has and the command line does not set; returns the
     :class:`~albert_tf.checkpoints.presets.Pretrained` (None for a path). For commands that read flags directly
     (``export_savedmodel``, ``albert_convert_checkpoint``)."""
-    from albert_tf.checkpoints.pretrained import FILLED, check_bare_name, is_preset_name, resolve_pretrained
+    from albert_tf.checkpoints.pretrained import (
+        FILLED,
+        check_bare_name,
+        is_preset_name,
+        resolve_pretrained,
+        supplied_options,
+    )
 
     if name not in fv:
         return None
@@ -278,13 +284,9 @@ def apply_preset_flag(fv: flags.FlagValues, name: str) -> Any:
         return None
     found = resolve_pretrained(fv[name].value)
     fv[name].value = found.checkpoint
-    tokenizer_given = any(t in fv and fv[t].present for t in ("spm_model_file", "vocab_file"))
-    for key in FILLED:
-        value = getattr(found, key)
-        if key in fv and not fv[key].present and value is not None:
-            if key in ("spm_model_file", "vocab_file") and tokenizer_given:
-                continue
-            fv[key].value = value
+    fields = {key for key in FILLED if key in fv}
+    for key, value in supplied_options(found, {key for key in fields if fv[key].present}, fields).items():
+        fv[key].value = value
     return found
 
 

@@ -73,3 +73,23 @@ def test_an_official_checkpoint_is_resolved_and_opened_once_per_load(tmp_path, m
     init_from_checkpoint(target, str(tmp_path))  # a directory: resolved to its prefix once
     assert counts == {"resolve": 1, "open": 1}
     assert_same_weights(source, target)
+
+
+def test_trainer_checkpoint_into_a_classifier_reports_the_encoder_in_keras_paths(tmp_path):
+    """A trainer checkpoint is matched by Keras path; the encoder line still counts the encoder's variables
+    (it once read 'loaded 0' there because it looked for official ``bert/`` names)."""
+    from albert_tf.checkpoints.trainer_layout import write_weights
+    from albert_tf.tasks.glue.model import AlbertClassifier
+
+    source = built(1)
+    prefix = write_weights(source, str(tmp_path / "ckpt-7"), step=7)
+    classifier = AlbertClassifier(AlbertConfig.from_preset("albert_tiny"), num_labels=3)
+    ids = np.ones((1, 8), "int32")
+    classifier({"input_ids": ids, "input_mask": ids, "segment_ids": 0 * ids})
+    report = init_from_checkpoint(classifier, prefix)
+    encoder_vars = len(source.encoder.variables) - sum("seed_generator" in v.path for v in source.encoder.variables)
+    assert report.encoder_summary() == (
+        f"encoder weights: loaded {encoder_vars}, missing 0, unused 0, shape mismatches 0")
+    assert len(report.missing) == 2  # the new classifier's kernel and bias
+    for ours, theirs in zip(classifier.encoder.weights, source.encoder.weights):
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())

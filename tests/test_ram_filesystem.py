@@ -336,7 +336,8 @@ def test_whole_chain_on_ram_with_kill_and_resume(tmp_path):
     assert [h["global_step"] for h in result["glue"]["eval"]] == [10, 20]
     init = result["glue"]["init_reports"]
     loaded = re.search(r"checkpoint ram://chain/pretrain/ckpt-120: loaded (\d+), missing (\d+)", init[0])
-    assert len(init) == 1 and loaded, init
+    encoder = re.search(r"encoder weights: loaded (\d+), missing 0, unused 0, shape mismatches 0", init[-1])
+    assert len(init) == 2 and loaded and encoder and int(encoder.group(1)) == int(loaded.group(1)), init
     assert int(loaded.group(1)) >= 20 and int(loaded.group(2)) == 2, init  # all but the new classifier's 2 variables
     info = result["export_info"]
     export = f"ram://chain/export/{info['global_step']}"  # the best checkpoint's step

@@ -131,7 +131,8 @@ def init_from_checkpoint(
     except CheckpointError as e:
         raise CheckpointInitError(f"init_checkpoint: {e}") from None
     logging.info("init_checkpoint %s", report.summary())
-    logging.info("init_checkpoint %s", report.encoder_summary())
+    if report.encoder_prefixes:
+        logging.info("init_checkpoint %s", report.encoder_summary())
     _check_init(report, report.source or path, allow_shape_mismatch)
     return report
 

@@ -40,7 +40,8 @@ class LoadReport:
     encoder). ``shape_mismatches``: ``(name, source shape, model shape)``, both in the official
     layout, not assigned.
     ``ignored``: optimizer slots, ``global_step``, buffers and tied aliases, skipped on
-    purpose.
+    purpose. ``encoder_prefixes``: how the encoder's names begin (``bert/`` in official names; the
+    encoder's top-level Keras paths when a loader reports in Keras paths), for :meth:`encoder_summary`.
     """
 
     source: str = ""
@@ -49,6 +50,7 @@ class LoadReport:
     unused: list[str] = dataclasses.field(default_factory=list)
     shape_mismatches: list[tuple[str, tuple[int, ...], tuple[int, ...]]] = dataclasses.field(default_factory=list)
     ignored: list[str] = dataclasses.field(default_factory=list)
+    encoder_prefixes: tuple[str, ...] = ("bert/",)
 
     @property
     def complete(self) -> bool:
@@ -74,9 +76,9 @@ class LoadReport:
         """One line on the encoder (``bert/...``) variables alone, what a user checks after loading released
         weights into a task model: the head's gaps (a new classifier, the unused pretraining heads) left out."""
         def count(names: list[str]) -> int:
-            return sum(n.startswith("bert/") for n in names)
+            return sum(n.startswith(self.encoder_prefixes) for n in names)
 
-        mismatched = sum(n.startswith("bert/") for n, _, _ in self.shape_mismatches)
+        mismatched = sum(n.startswith(self.encoder_prefixes) for n, _, _ in self.shape_mismatches)
         return (f"encoder weights: loaded {count(self.loaded)}, missing {count(self.missing)}, unused "
                 f"{count(self.unused)}, shape mismatches {mismatched}")
 

@@ -75,7 +75,7 @@ def load_weights_by_path(model: Any, prefix: str) -> LoadReport:
     shapes = reader.get_variable_to_shape_map()
     stored = {k: v for k, v in stored_weights(prefix).items() if not is_rng_state(k)}
     ours = {k: v for k, v in model_weights(model).items() if not is_rng_state(k)}
-    report = LoadReport(source=prefix)
+    report = LoadReport(source=prefix, encoder_prefixes=_encoder_prefixes(model))
     for name, var in ours.items():
         key = stored.get(name)
         if key is None:
@@ -88,6 +88,15 @@ def load_weights_by_path(model: Any, prefix: str) -> LoadReport:
         report.loaded.append(name)
     report.unused = sorted(set(stored) - set(ours))
     return report
+
+
+def _encoder_prefixes(model: Any) -> tuple[str, ...]:
+    """The top-level Keras path components of ``model.encoder``'s variables (each with its ``/``), so that a
+    report in Keras paths can single out the encoder; every task model and the pretrainer hold one."""
+    encoder = getattr(model, "encoder", None)
+    if encoder is None:
+        return ()
+    return tuple(sorted({v.path.split("/")[0] + "/" for v in encoder.variables}))
 
 
 def write_weights(model: Any, prefix: str, step: int | None = None) -> str:

@@ -34,6 +34,8 @@ import posixpath
 import shutil
 from typing import Any
 
+from albert_tf import interrupts
+
 
 def gfile() -> Any:
     """``tf.io.gfile`` (TensorFlow imported lazily)."""
@@ -251,14 +253,72 @@ def write_bytes_atomic(path: str, data: bytes) -> None:
     """Write ``data`` to a temporary name, then rename it over ``path``.
 
     A killed run leaves the old file or none, never a half-written one. The temporary name carries the pid, so two
-    processes writing the same file (the workers of one multi-worker run) never share it.
+    processes writing the same file (the workers of one multi-worker run) never share it. Ctrl-C or SIGTERM while
+    it writes is held until the rename is done (:func:`albert_tf.interrupts.deferred`): no temporary file is left.
     """
     tmp = f"{path}.tmp-{os.getpid()}"
-    with open_file(tmp, "wb") as f:
-        f.write(data)
-    replace(tmp, path)
+    with interrupts.deferred():
+        with open_file(tmp, "wb") as f:
+            f.write(data)
+        replace(tmp, path)
 
 
 def write_text_atomic(path: str, text: str) -> None:
     """:func:`write_bytes_atomic` of ``text`` as UTF-8 (newlines as given)."""
     write_bytes_atomic(path, text.encode("utf-8"))
+
+
+def _footprint(path: str) -> list[str]:
+    """``path`` and, for a checkpoint prefix, the ``.index`` / ``.data-*`` files it stands for."""
+    return [path, *match(path + ".index"), *match(path + ".data-*")]
+
+
+def _same_file(a: str, b: str) -> bool:
+    if is_remote(a) or is_remote(b) or not (os.path.exists(a) and os.path.exists(b)):
+        return False
+    return os.path.samefile(a, b)  # a hard link or a bind mount has another name but the same inode
+
+
+def written_input(inputs: list[str], outputs: list[str]) -> tuple[str, str] | None:
+    """``(input, output)`` for the first output that would write onto an input, else None.
+
+    An output writes onto an input when they are the same path (after symlinks), the same file under another
+    name (same inode), or when the output is a folder that holds the input (a folder output is replaced whole).
+    A checkpoint prefix counts with its ``.index`` and ``.data-*`` files.
+    """
+    for output in outputs:
+        out_files = _footprint(output)
+        out_canon = {canonical_path(p) for p in out_files}
+        out_dir = canonical_path(output).rstrip("/") + "/"
+        for source in inputs:
+            for file in _footprint(source):
+                canon = canonical_path(file)
+                if canon in out_canon or canon.startswith(out_dir) or any(_same_file(file, o) for o in out_files):
+                    return source, output
+    return None
+
+
+def publish_staged(stage: str, target: str) -> None:
+    """Move everything under the folder ``stage`` to the same relative place under ``target``, then remove
+    ``stage``: how a command that writes several files publishes them once all are complete.
+
+    Files are renamed one by one into folders that may already hold other files (which stay). Within a folder a
+    checkpoint's ``.index`` follows its data, and the ``checkpoint`` state file comes last: a reader that finds
+    them finds the rest. Ctrl-C waits until every file is in place.
+    """
+    def order(name: str) -> tuple[int, str]:
+        return (name == "checkpoint") * 2 + name.endswith(".index"), name
+
+    def move(src_dir: str, dst_dir: str) -> None:
+        makedirs(dst_dir)
+        for name in sorted(listdir(src_dir), key=order):
+            name = name.rstrip("/")
+            src, dst = posixpath.join(src_dir, name), posixpath.join(dst_dir, name)
+            if isdir(src):
+                move(src, dst)
+            else:
+                replace(src, dst)
+
+    with interrupts.deferred():
+        move(stage, target)
+    rmtree(stage)

@@ -16,6 +16,7 @@ With none, the weights are still written and a warning says that no tokenizer wa
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 from collections.abc import Callable
@@ -24,10 +25,11 @@ from typing import Any
 import numpy as np
 
 from albert_tf import files as _fs
-from albert_tf.checkpoints import huggingface, native, official
+from albert_tf.checkpoints import huggingface, native, official, trainer_layout
 from albert_tf.checkpoints.formats import FORMATS
 from albert_tf.checkpoints.heads import official_head_names
 from albert_tf.checkpoints.huggingface_names import official_to_huggingface_name
+from albert_tf.checkpoints.paths import list_run_checkpoints, resolve_checkpoint_path
 from albert_tf.checkpoints.report import (
     CheckpointError,
     LoadReport,
@@ -227,6 +229,43 @@ def write_output(
     raise CheckpointError(f"--output_format {output_format!r} is not one of {', '.join(FORMATS)}")
 
 
+def _refuse_writing_onto_input(input_path: str, output_path: str, output_format: str, overwrite: bool) -> None:
+    inputs = [input_path]
+    with contextlib.suppress(CheckpointError, OSError):
+        inputs.append(resolve_checkpoint_path(input_path))  # a folder given as --input stands for its checkpoint
+    hit = _fs.written_input(inputs, [output_path])
+    if hit is not None:
+        raise CheckpointError(f"--output {output_path} would write onto the input {hit[0]}; choose another --output")
+    if output_format != "albert_tf" or output_path.endswith((".keras", ".weights.h5")) or overwrite:
+        return
+    # A TF2 prefix output also becomes its folder's latest checkpoint (the state file): what a run there resumes.
+    run_checkpoints = [prefix for _, prefix in list_run_checkpoints(os.path.dirname(output_path) or ".")]
+    for prefix in (output_path, *run_checkpoints[-1:]):
+        if prefix and _fs.exists(prefix + ".index") and trainer_layout.has_training_state(prefix):
+            raise CheckpointError(
+                f"--output {output_path}: {prefix} is a training run's checkpoint (optimizer state) that a "
+                "weights-only output would replace as the run's latest; choose another folder, or pass --overwrite"
+            )
+
+
+def _write_output_staged(model: Any, carried: dict[str, np.ndarray], path: str, *args: Any, **kwargs: Any) -> list[str]:
+    """:func:`write_output` into a hidden folder beside ``path``, then each file renamed into place
+    (:func:`albert_tf.files.publish_staged`): an error or Ctrl-C while writing leaves no partial output."""
+    path = path.rstrip("/")
+    parent = os.path.dirname(path) or "."
+    stage = os.path.join(parent, f".{os.path.basename(path)}.tmp-{os.getpid()}")
+    _fs.rmtree(stage)
+    try:
+        written = write_output(model, carried, os.path.join(stage, os.path.basename(path)), *args, **kwargs)
+        _fs.publish_staged(stage, parent)
+    finally:
+        _fs.rmtree(stage)
+    moved = {stage: parent}
+    if not _fs.is_remote(stage):
+        moved[os.path.abspath(stage)] = os.path.abspath(parent)
+    return [next((moved[s] + w[len(s):] for s in moved if w.startswith(s)), w) for w in written]
+
+
 def convert(
     input_path: str,
     input_format: str,
@@ -240,6 +279,7 @@ def convert(
     spm_model_file: str | None = None,
     vocab_file: str | None = None,
     do_lower_case: bool = True,
+    overwrite: bool = False,
     log: Callable[[str], Any] = print,
     warn: Callable[[str], Any] | None = None,
 ) -> ConversionResult:
@@ -249,7 +289,9 @@ def convert(
     checkpoints, config mismatches and, unless ``allow_partial``, loads that left model
     variables missing or mis-shaped (the report is printed before refusing). A Hugging Face
     output gets the tokenizer of :func:`find_tokenizer` (``do_lower_case`` as the model was
-    trained: True for the released English models), or a warning that it has none.
+    trained: True for the released English models), or a warning that it has none. An output that would write
+    onto the input is refused; so is a weights-only checkpoint in place of a training run's latest checkpoint
+    (optimizer state), unless ``overwrite``.
     """
     warn = warn or log
     for flag, value in (("--input_format", input_format), ("--output_format", output_format)):
@@ -260,6 +302,7 @@ def convert(
     if output_format == "huggingface":
         huggingface.require_safetensors(output_path)
     _check_input_exists(input_path, input_format)
+    _refuse_writing_onto_input(input_path, output_path, output_format, overwrite)
     tokenizer: dict[str, Any] = {}
     tokenizer_message = ""
     if output_format == "huggingface":
@@ -286,7 +329,7 @@ def convert(
         )
     if tokenizer:
         tokenizer.setdefault("do_lower_case", do_lower_case)  # a run's recorded tokenizer keeps its own setting
-    outputs = write_output(
+    outputs = _write_output_staged(
         model, carried, output_path, output_format, config, global_step, module_prefix, tokenizer=tokenizer
     )
     if dropped:

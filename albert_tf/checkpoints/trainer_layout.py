@@ -16,6 +16,7 @@ import os
 from typing import Any
 
 from albert_tf import files as _fs
+from albert_tf import interrupts
 from albert_tf.checkpoints.paths import checkpoint_reader, list_variables
 from albert_tf.checkpoints.report import LoadReport
 
@@ -67,6 +68,12 @@ def stored_weights(prefix: str) -> dict[str, str]:
 
 def is_trainer_checkpoint(prefix: str) -> bool:
     return bool(stored_weights(prefix))
+
+
+def has_training_state(prefix: str) -> bool:
+    """Whether ``prefix`` carries what a resumed run needs beside the weights: the optimizer's slots (a trainer's
+    ``ckpt-N``), not only weights (a best copy, a converter output)."""
+    return any(name.startswith("optimizer/") for name, _ in list_variables(prefix))
 
 
 def load_weights_by_path(model: Any, prefix: str) -> LoadReport:
@@ -133,11 +140,13 @@ def has_best(results_dir: str) -> bool:
 def save_best(model: Any, results_dir: str, step: int) -> str:
     """Copy the current weights and their step to ``<results_dir>/best/ckpt-best`` (no optimizer state).
 
-    Written under a temporary prefix and renamed, so a kill leaves the previous best copy intact.
+    Written under a temporary prefix and renamed, so a kill leaves the previous best copy intact; Ctrl-C waits
+    for the renames (a best copy of mixed steps would otherwise be possible).
     """
     final = best_prefix(results_dir)
-    tmp = write_weights(model, final + "-tmp", step)
-    # data shards first, the index last: the index is what makes the prefix exist
-    for name in sorted(_fs.match(tmp + ".*"), key=lambda n: n.endswith(".index")):
-        _fs.replace(name, final + name[len(tmp) :])
+    with interrupts.deferred():
+        tmp = write_weights(model, final + "-tmp", step)
+        # data shards first, the index last: the index is what makes the prefix exist
+        for name in sorted(_fs.match(tmp + ".*"), key=lambda n: n.endswith(".index")):
+            _fs.replace(name, final + name[len(tmp) :])
     return final

@@ -21,6 +21,7 @@ set_cpp_log_level()
 
 from absl import app, flags  # noqa: E402
 
+from albert_tf import interrupts  # noqa: E402
 from albert_tf.configs import PresetError, flag_presets, flagfile_path  # noqa: E402
 
 HELP_FLAGS = ("--help", "-h", "-?", "--helpshort", "-help")
@@ -119,6 +120,7 @@ def run(
 
     An exception of a type in ``errors`` or :func:`common_errors` (expected failures: bad flags, bad input, I/O)
     becomes one line ``error: <message>`` on stderr and exit status 2; ``--verbose`` shows the traceback instead.
+    Ctrl-C and SIGTERM end it with one line and exit status 130 / 143 (:mod:`albert_tf.interrupts`).
     """
     argv = list(sys.argv if argv is None else argv)
     if wants_full_help(argv):  # every module's flags, as absl's own --helpfull lists them
@@ -149,7 +151,11 @@ def run(
             sys.exit(2)
         try:
             code = main(args)
+        except interrupts.Interrupted as e:  # Ctrl-C / SIGTERM: the unwinding closed what was open
+            interrupts.stop(e)
         except Exception as e:
+            if interrupts.cause(e) is not None:  # e.g. an import that the signal cut short
+                interrupts.stop(interrupts.cause(e))
             if verbose or not isinstance(e, (*errors, *common_errors())):  # the types, asked after the failure
                 raise
             print(f"error: {one_line(e)}", file=sys.stderr)

@@ -81,6 +81,14 @@ def define_flags(fv: flags.FlagValues = FLAGS) -> None:
         "English and Chinese ALBERT models).",
         flag_values=fv,
     )
+    flags.DEFINE_bool(
+        "overwrite",
+        False,
+        "Allow a weights-only TF2 checkpoint output (--output_format=albert_tf, no .keras) to replace a training "
+        "run's checkpoint with optimizer state, or to become the latest checkpoint of a run's folder. An output that "
+        "would write onto --input is refused even so.",
+        flag_values=fv,
+    )
     flags.DEFINE_integer("global_step", 0, "global_step stored in an official TF1 output.", flag_values=fv)
     flags.DEFINE_bool(
         "module_prefix", False, "Write official TF1 names under the TF-Hub 'module/' prefix.", flag_values=fv
@@ -114,6 +122,7 @@ def run_cli(argv: list[str]) -> int:
 
 
 def _run(argv: list[str], fv: flags.FlagValues) -> int:
+    from albert_tf import interrupts
     from albert_tf.checkpoints.convert import convert
     from albert_tf.checkpoints.report import CheckpointError
     from albert_tf.cli.flags import apply_preset_flag
@@ -121,6 +130,7 @@ def _run(argv: list[str], fv: flags.FlagValues) -> int:
     from albert_tf.tasks.registry import load_tasks
 
     load_tasks()  # every task's head names: the converter starts from files, not from a task's model
+    interrupts.advise(interrupts.AGAIN)
 
     args = argv[1:]
     if args != ["convert"]:
@@ -152,6 +162,7 @@ def _run(argv: list[str], fv: flags.FlagValues) -> int:
             spm_model_file=fv.spm_model_file,
             vocab_file=fv.vocab_file,
             do_lower_case=fv.do_lower_case,
+            overwrite=fv.overwrite,
             warn=lambda line: print(line, file=sys.stderr),
         )
     except (CheckpointError, ConfigError) as e:

@@ -8,6 +8,7 @@ import sys
 
 from absl import flags
 
+from albert_tf import interrupts
 from albert_tf.cli import app
 from albert_tf.data.pretraining.pipeline import PretrainingDataConfig, create_pretraining_data
 from albert_tf.data.pretraining.reading import InputError
@@ -117,6 +118,7 @@ def run(argv=None) -> int:
     ``argv[1:]`` (what follows a lone ``--``) are Beam pipeline options; they need ``--runner``.
     """
     f = flags.FLAGS
+    interrupts.advise("nothing was published (the records appear only complete); run the same command to start again")
     beam_args = [*shlex.split(f.beam_pipeline_options or ""), *list(argv or [])[1:]]
     try:
         if not f.input_file:

@@ -148,8 +148,11 @@ def _refuse_other_tasks_flags(chosen: str) -> None:
 
 
 def _main(argv: list[str]) -> int:
+    from albert_tf import interrupts
     from albert_tf.cli.flags import apply_preset_flag
     from albert_tf.training.run_config import RunError
+
+    interrupts.advise(interrupts.AGAIN)  # the SavedModel appears only whole
 
     _refuse_other_tasks_flags(FLAGS.task)
     for name in ("init_checkpoint", "checkpoint"):  # a pretrained preset name: fetched, its config and tokenizer

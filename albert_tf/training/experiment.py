@@ -205,8 +205,16 @@ def run_experiment(
 
 
 def _run(task: Task, config: ExperimentConfig, results_dir: str, on_evaluation, log) -> dict[str, Any]:
+    trainer = make_trainer(task, config.trainer, config.run.output_dir, log=log)
+    try:
+        return _run_with(trainer, task, config, results_dir, on_evaluation, log)
+    finally:  # also on Ctrl-C: the event files end whole
+        trainer.close()
+
+
+def _run_with(trainer: Trainer, task: Task, config: ExperimentConfig, results_dir: str, on_evaluation,
+              log) -> dict[str, Any]:
     options, run = config.trainer, config.run
-    trainer = make_trainer(task, options, run.output_dir, log=log)
     albert_config = getattr(task, "albert_config", None)
     if run.do_train and trainer.chief and albert_config is not None:
         albert_config.to_json_file(os.path.join(run.output_dir, "albert_config.json"))

@@ -43,8 +43,10 @@ import tensorflow as tf
 from absl import logging
 
 from albert_tf import files as _fs
+from albert_tf import interrupts
 from albert_tf.checkpoints import init_from_checkpoint
-from albert_tf.checkpoints.trainer_layout import WEIGHTS_KEY, model_weights
+from albert_tf.checkpoints.report import CheckpointError
+from albert_tf.checkpoints.trainer_layout import WEIGHTS_KEY, has_training_state, model_weights
 from albert_tf.training.strategy import is_chief, worker_info
 from albert_tf.training.summaries import write_scalars
 from albert_tf.training.task import EVAL, PREDICT, TRAIN, Task
@@ -262,7 +264,8 @@ class Trainer:
         return "fresh"
 
     def save(self) -> str | None:
-        path = self._manager.save(checkpoint_number=int(self.global_step.numpy()))
+        with interrupts.deferred():  # Ctrl-C waits for the checkpoint and the manager's state file to be written
+            path = self._manager.save(checkpoint_number=int(self.global_step.numpy()))
         if not self.chief:
             if _fs.exists(self._manager_dir()):
                 _fs.rmtree(self._manager_dir())
@@ -291,12 +294,15 @@ class Trainer:
         self._manager = tf.train.CheckpointManager(
             self._checkpoint(with_iterator=True), self._manager_dir(), max_to_keep=cfg.keep_checkpoint_max or None
         )
-        self.restore_or_init(init_checkpoint, init_from_group0)
+        if self.restore_or_init(init_checkpoint, init_from_group0) == "resumed":
+            self._check_resumable(self.latest_checkpoint())
         if self._train_loop_fn is None:
             self._train_loop_fn = self._make_train_loop()
         step = int(self.global_step.numpy())
         start_step, start_time = step, time.time()
         last_logs: dict[str, float] = {}
+        saved = step
+        interrupts.note(self._where(step, saved))
         while step < cfg.num_train_steps:
             every = cfg.save_checkpoints_steps
             to_save = every - step % every if every else 0
@@ -317,9 +323,34 @@ class Trainer:
                 on_loop_end(step, last_logs)
             if (cfg.save_checkpoints_steps and step % cfg.save_checkpoints_steps == 0) or step >= cfg.num_train_steps:
                 self.save()
+                saved = step
                 if on_checkpoint is not None:
                     on_checkpoint(step)
+            interrupts.note(self._where(step, saved))
         return last_logs
+
+    def _check_resumable(self, latest: str) -> None:
+        """A checkpoint without optimizer state (weights written into the run's folder by hand or by a converter)
+        would restart the schedule silently; say so instead."""
+        if not has_training_state(latest):
+            raise CheckpointError(
+                f"{latest} holds weights only (no optimizer state), yet it is the latest checkpoint in "
+                f"{self.config.model_dir}: it cannot be resumed. Move it out of the folder, or start a new "
+                "--output_dir with it as --init_checkpoint"
+            )
+
+    def _where(self, step: int, saved: int) -> str:
+        """The progress a Ctrl-C reports: the step reached and the checkpoint a rerun resumes from."""
+        last = f"the last checkpoint is step {saved}" if saved else "no checkpoint yet"
+        return f"at step {step} of {self.config.num_train_steps} ({last})"
+
+    def close(self) -> None:
+        """Flush and close the TensorBoard writers (also after an error or Ctrl-C: :func:`run_experiment`)."""
+        for name in ("_summary_writer", "_eval_writer"):
+            writer = getattr(self, name)
+            if writer is not None:
+                writer.close()
+                setattr(self, name, None)
 
     def _progress(self, step: int, logs: dict, start_step: int, start_time: float) -> None:
         done = step - start_step

@@ -42,6 +42,7 @@ import time
 from collections.abc import Callable, Sequence
 
 from albert_tf import files as _fs
+from albert_tf import interrupts
 from albert_tf.data.pretraining.chunks import (
     ChunkContext,
     PretrainingDataConfig,
@@ -93,6 +94,7 @@ _WORKER_CTX: ChunkContext | None = None
 
 def _init_worker(config: PretrainingDataConfig, tokenizer_spec: TokenizerSpec) -> None:
     global _WORKER_CTX
+    interrupts.ignore_in_worker()  # Ctrl-C is the main process's to handle; it stops the pool
     _WORKER_CTX = ChunkContext(config, tokenizer_spec)
 
 
@@ -131,7 +133,9 @@ def _chunk_results(chunks, ctx: ChunkContext, ctx_args, num_workers: int):
             yield process_chunk(chunk, ctx)
         return
     mp = multiprocessing.get_context("spawn")  # workers never inherit TensorFlow state
-    with mp.Pool(num_workers, initializer=_init_worker, initargs=ctx_args) as pool:
+    with interrupts.deferred():  # a pool half started would leave workers reading a pipe that closed
+        pool = mp.Pool(num_workers, initializer=_init_worker, initargs=ctx_args)
+    try:
         pending: collections.deque = collections.deque()
         for chunk in chunks:
             pending.append(pool.apply_async(_work, (chunk,)))
@@ -139,6 +143,12 @@ def _chunk_results(chunks, ctx: ChunkContext, ctx_args, num_workers: int):
                 yield pending.popleft().get()
         while pending:
             yield pending.popleft().get()
+        pool.close()
+    except BaseException:
+        pool.terminate()
+        raise
+    finally:  # every worker gone before the caller goes on (after Ctrl-C too: none left reading a closed pipe)
+        pool.join()
 
 
 class PreparedRun:
@@ -235,18 +245,25 @@ def create_pretraining_data(
     chunks = iter_chunks(input_files, config.input_encoding, int(config.chunk_size_mb * (1 << 20)),
                          config.file_is_document_boundary)
     totals = new_counters()
-    with TFRecordShardWriter(partial_files) as writer:
-        buffer = ShuffleBuffer(config.shuffle_buffer_size, hash_int("albert-tf", "shuffle", config.random_seed),
-                               writer.write)
-        # Workers get the model's bytes, never its path: they open no file (see TokenizerSpec).
-        for _, records, counters in _chunk_results(chunks, ctx, (config, run.worker_spec), num_workers):
-            totals.update(counters)
-            for record in records:
-                buffer.push(record)
-            del records
-            release_free_memory()  # peak memory must not grow with the corpus (see memory.py)
-        buffer.finish()
-        per_shard = list(writer.counts)
+    try:
+        with TFRecordShardWriter(partial_files) as writer:
+            buffer = ShuffleBuffer(config.shuffle_buffer_size, hash_int("albert-tf", "shuffle", config.random_seed),
+                                   writer.write)
+            # Workers get the model's bytes, never its path: they open no file (see TokenizerSpec).
+            for _, records, counters in _chunk_results(chunks, ctx, (config, run.worker_spec), num_workers):
+                totals.update(counters)
+                for record in records:
+                    buffer.push(record)
+                del records
+                release_free_memory()  # peak memory must not grow with the corpus (see memory.py)
+                interrupts.note(f"after {totals['documents']:,} documents")
+            buffer.finish()
+            per_shard = list(writer.counts)
+    except BaseException:  # an error or Ctrl-C: the hidden partial shards go too
+        for path in partial_files:
+            if _fs.exists(path):
+                _fs.remove(path)
+        raise
     elapsed = time.perf_counter() - t0
 
     counts = input_counts(scan, totals)
@@ -291,11 +308,12 @@ def publish(partial_files: Sequence[str], output_files: Sequence[str], metadata_
     The old sidecar goes first, so a set whose renaming was interrupted has no sidecar claiming it complete;
     a file under a final name is always a whole shard.
     """
-    if _fs.exists(metadata_file):
-        _fs.remove(metadata_file)
-    for partial, final in zip(partial_files, output_files):
-        _fs.replace(partial, final)
-    _fs.write_text_atomic(metadata_file, json.dumps(sidecar, indent=2, sort_keys=True) + "\n")
+    with interrupts.deferred():  # Ctrl-C waits for the set to be published whole
+        if _fs.exists(metadata_file):
+            _fs.remove(metadata_file)
+        for partial, final in zip(partial_files, output_files):
+            _fs.replace(partial, final)
+        _fs.write_text_atomic(metadata_file, json.dumps(sidecar, indent=2, sort_keys=True) + "\n")
 
 
 def default_metadata_file(output_files: Sequence[str]) -> str:

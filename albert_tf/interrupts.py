@@ -1,0 +1,150 @@
+"""Ctrl-C (SIGINT) and SIGTERM as a clean stop of a command: one line, exit status 130 / 143, no traceback.
+
+:func:`install` routes both signals to :class:`Interrupted` (a ``KeyboardInterrupt``), raised in the main thread
+at the next Python instruction; a TensorFlow op that is running finishes first. The exception unwinds like any
+other, so ``finally`` blocks and ``with`` exits run: the run lock is released, summary writers are flushed and
+closed, worker processes are stopped. Inside :func:`deferred` (a checkpoint save, the rename that publishes an
+output) a signal is held until the block ends, so a stop never leaves half a publication; a second signal while
+one is held stops at once (the user insists).
+
+The command's last line comes from :func:`note`, set by whoever knows the progress (the trainer: ``at step 57 of
+100, last checkpoint step 40``) and :func:`advise` (what to do: resume, or run again). :func:`stop` prints it and
+ends the process; with TensorFlow loaded by ``os._exit``, flushing stdout and stderr first: the unwinding has
+already closed what this package opened, and TensorFlow's own teardown at interpreter exit is where a Ctrl-C used
+to crash (a segmentation fault inside the summary writer).
+
+Floor 0: no albert-tf import, no TensorFlow; the command-line layer installs it, every layer may :func:`note`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import os
+import signal
+import sys
+import threading
+from collections.abc import Iterator
+from types import TracebackType
+
+SIGNALS = (signal.SIGINT, signal.SIGTERM)
+RESUME = "run the same command to resume"
+AGAIN = "nothing was published; run the same command again"
+
+
+class Interrupted(KeyboardInterrupt):
+    """A command was asked to stop by ``signum``; :attr:`exit_status` is the shell's ``128 + signum``."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+    @property
+    def exit_status(self) -> int:
+        return 128 + self.signum
+
+
+_state: dict = {"progress": "", "advice": RESUME, "holding": 0, "pending": None}
+
+
+def _handler(signum: int, frame) -> None:
+    if _state["holding"] and _state["pending"] is None:
+        _state["pending"] = signum
+        return
+    raise Interrupted(signum)
+
+
+def cause(error: BaseException) -> Interrupted | None:
+    """The :class:`Interrupted` that ``error`` is or comes from: a signal inside a C extension's import surfaces
+    as ``ImportError: initialization failed`` raised from it."""
+    seen: set[int] = set()
+    while error is not None and id(error) not in seen:
+        if isinstance(error, Interrupted):
+            return error
+        seen.add(id(error))
+        error = error.__cause__ or error.__context__
+    return None
+
+
+def _excepthook(kind: type[BaseException], value: BaseException, tb: TracebackType | None) -> None:
+    interrupted = cause(value)
+    if interrupted is not None:  # a signal outside any command's main (e.g. while TensorFlow imports)
+        stop(interrupted, hard=True)
+    _previous_excepthook(kind, value, tb)
+
+
+_previous_excepthook = sys.excepthook
+
+
+def install() -> bool:
+    """Route SIGINT and SIGTERM of this process to :class:`Interrupted`; an uncaught one becomes :func:`stop`.
+
+    Only from the main thread of a main process (Python delivers signals there; a multiprocessing worker gets
+    :func:`ignore_in_worker`); returns whether the handlers were installed. A handler someone else installed
+    (not Python's defaults) is left alone.
+    """
+    global _previous_excepthook
+    if threading.current_thread() is not threading.main_thread():
+        return False
+    if multiprocessing.current_process().name != "MainProcess":  # a pool's worker, importing the main module
+        ignore_in_worker()
+        return False
+    for signum in SIGNALS:
+        current = signal.getsignal(signum)
+        if current in (signal.default_int_handler, signal.SIG_DFL, _handler):
+            signal.signal(signum, _handler)
+    if sys.excepthook is not _excepthook:
+        _previous_excepthook, sys.excepthook = sys.excepthook, _excepthook
+    return True
+
+
+def ignore_in_worker() -> None:
+    """For a worker process: SIGINT ignored (Ctrl-C at a terminal reaches the whole process group; the parent
+    decides), SIGTERM back to its default (the parent's pool stops its workers with it)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def note(progress: str) -> None:
+    """Where the command is, for its last line: ``interrupted <progress>; <advice>``."""
+    _state["progress"] = progress
+
+
+def advise(advice: str) -> None:
+    """What a user does after a stop (default :data:`RESUME`; :data:`AGAIN` where an output appears only whole)."""
+    _state["advice"] = advice
+
+
+def message() -> str:
+    progress = f" {_state['progress']}" if _state["progress"] else ""
+    return f"interrupted{progress}; {_state['advice']}"
+
+
+@contextlib.contextmanager
+def deferred() -> Iterator[None]:
+    """Hold a signal that arrives inside the block until the block ends (then raise it)."""
+    _state["holding"] += 1
+    try:
+        yield
+    finally:
+        _state["holding"] -= 1
+        if not _state["holding"] and _state["pending"] is not None:
+            signum, _state["pending"] = _state["pending"], None
+            raise Interrupted(signum)
+
+
+def stop(error: Interrupted, hard: bool = False) -> None:
+    """Print :func:`message` on stderr and end the process with ``error.exit_status`` (130 or 143).
+
+    With TensorFlow loaded (or ``hard``), by ``os._exit`` after flushing: its teardown at interpreter exit is
+    skipped. Without it, by ``SystemExit``, so that Python's own exit work runs (multiprocessing's finalizers).
+    """
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    with contextlib.suppress(Exception):
+        sys.stderr.write(message() + "\n")
+        sys.stderr.flush()
+    if hard or "tensorflow" in sys.modules:
+        os._exit(error.exit_status)
+    raise SystemExit(error.exit_status)

@@ -1,0 +1,265 @@
+"""Ctrl-C and SIGTERM: one line, exit 130 / 143, nothing half-written, and the same command then finishes the job.
+
+The module's rules in-process (a signal held inside ``deferred`` and raised at its end, a second one at once, the
+message), then SIGINT at ten random moments of ``run_pretraining``, ``run_squad`` and ``create_pretraining_data``
+through the real command lines: start-up (TensorFlow importing), feature building, training, checkpoint saves.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import random
+import re
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+from bad_inputs import fixtures
+from conftest import ROOT
+
+from albert_tf import interrupts
+
+ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", PYTHONHASHSEED="0")
+PARTIAL_MARKS = (".partial", ".tmp", "-tmp", "_temp")
+
+
+@pytest.fixture
+def installed():
+    """The handlers installed for one test, Python's own put back after it (pytest's Ctrl-C stays pytest's)."""
+    saved = {s: signal.getsignal(s) for s in interrupts.SIGNALS}
+    hook = sys.excepthook
+    for s in interrupts.SIGNALS:
+        signal.signal(s, signal.default_int_handler if s == signal.SIGINT else signal.SIG_DFL)
+    assert interrupts.install()
+    yield
+    for s, handler in saved.items():
+        signal.signal(s, handler)
+    sys.excepthook = hook
+    interrupts.note("")
+    interrupts.advise(interrupts.RESUME)
+
+
+def test_a_signal_is_interrupted_with_the_shells_exit_status(installed):
+    for signum, status in ((signal.SIGINT, 130), (signal.SIGTERM, 143)):
+        with pytest.raises(interrupts.Interrupted) as caught:
+            os.kill(os.getpid(), signum)
+            time.sleep(1)  # the handler runs at the next instruction; this line is never finished
+        assert caught.value.exit_status == status and isinstance(caught.value, KeyboardInterrupt)
+
+
+def test_deferred_holds_a_signal_until_the_block_ends(installed):
+    finished = []
+    with pytest.raises(interrupts.Interrupted):
+        with interrupts.deferred():
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.05)
+            finished.append("the block")  # reached: the signal waits
+        finished.append("after")  # not reached: raised at the block's end
+    assert finished == ["the block"]
+
+
+def test_a_second_signal_inside_deferred_stops_at_once(installed):
+    finished = []
+    with pytest.raises(interrupts.Interrupted):
+        with interrupts.deferred():
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.05)
+            finished.append("first held")
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(1)
+            finished.append("second held")
+    assert finished == ["first held"]
+    with interrupts.deferred():  # nothing pending is left over for the next block
+        pass
+
+
+def test_the_message_says_where_and_what_to_do(installed):
+    assert interrupts.message() == "interrupted; run the same command to resume"
+    interrupts.note("at step 57 of 100 (the last checkpoint is step 40)")
+    assert interrupts.message() == ("interrupted at step 57 of 100 (the last checkpoint is step 40); run the same "
+                                    "command to resume")
+    interrupts.advise(interrupts.AGAIN)
+    assert interrupts.message().endswith("; nothing was published; run the same command again")
+
+
+def test_an_error_raised_from_an_interruption_is_one():
+    try:
+        try:
+            raise interrupts.Interrupted(signal.SIGINT)
+        except interrupts.Interrupted as e:
+            raise ImportError("initialization failed") from e  # what a C extension's import makes of it
+    except ImportError as e:
+        assert interrupts.cause(e).exit_status == 130
+    assert interrupts.cause(ValueError("no")) is None
+
+
+def test_a_handler_installed_by_someone_else_is_left_alone(installed):
+    def mine(signum, frame):
+        pass
+
+    signal.signal(signal.SIGTERM, mine)
+    interrupts.install()
+    assert signal.getsignal(signal.SIGTERM) is mine
+
+
+# --------------------------------------------------------------------------------------- the real commands
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory):
+    return fixtures.build(tmp_path_factory.mktemp("interrupt_inputs"))
+
+
+def _command(script, args):
+    return [sys.executable, os.path.join(ROOT, script), *args]
+
+
+def _complete(script, args):
+    result = subprocess.run(_command(script, args), capture_output=True, text=True, env=ENV, cwd=ROOT, timeout=900)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return result
+
+
+def _interrupt(script, args, tmp, seconds=None, after_step=None):
+    """Run the command and SIGINT it ``seconds`` after its start, or ``after_step(step, total)`` seconds after its
+    first progress line ``step N/T`` (None: no signal); returns (exit status, stdout, stderr, (seconds to the
+    first progress line, seconds to the end))."""
+    env = dict(ENV, PYTHONUNBUFFERED="1")
+    with open(tmp / "stderr.txt", "w+", encoding="utf-8") as err:
+        start = time.time()
+        proc = subprocess.Popen(_command(script, args), stdout=subprocess.PIPE, stderr=err, text=True, env=env,
+                                cwd=ROOT)
+        lines, first_step = [], None
+        if after_step is None:
+            if seconds is not None:
+                time.sleep(seconds)
+        else:
+            for line in proc.stdout:
+                lines.append(line)
+                found = re.match(r"step (\d+)/(\d+) ", line)
+                if found:
+                    first_step = time.time() - start
+                    delay = after_step(int(found.group(1)), int(found.group(2)))
+                    if delay is None:  # no signal: the reference run
+                        seconds = None
+                        break
+                    time.sleep(delay)
+                    seconds = delay
+                    break
+        if seconds is not None and proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+        lines.append(proc.stdout.read())
+        proc.wait(timeout=600)
+        elapsed = time.time() - start
+        err.seek(0)
+        return proc.returncode, "".join(lines), err.read(), (first_step, elapsed)
+
+
+def _check_clean_stop(code, out, err, folder):
+    """One line, exit 130, no traceback; no lock, no half-written file left behind. Returns the line."""
+    assert code == 130, (code, err[-3000:])
+    text = out + err
+    assert "Traceback" not in text and "Segmentation" not in text and "Fatal Python" not in text, text[-3000:]
+    lines = [line for line in err.splitlines() if line.startswith("interrupted")]
+    assert len(lines) == 1 and err.rstrip().endswith(lines[0]), err[-2000:]
+    if os.path.isdir(folder):
+        assert not os.path.exists(os.path.join(folder, "run.lock"))
+        left = [p for p in glob.glob(os.path.join(folder, "**", "*"), recursive=True)
+                if any(m in os.path.basename(p) for m in PARTIAL_MARKS)]
+        left += glob.glob(os.path.join(folder, "**", ".*"), recursive=True)
+        assert not left, left
+    return lines[0]
+
+
+def _same_checkpoints(a, b):
+    import tensorflow as tf
+
+    def arrays(prefix):  # the iterator state is a variant tensor; its effect shows in the weights
+        reader = tf.train.load_checkpoint(prefix)
+        return {k: reader.get_tensor(k) for k in reader.get_variable_to_shape_map()
+                if "OBJECT_GRAPH" not in k and "ITERATOR_STATE" not in k}
+
+    ours, theirs = arrays(a), arrays(b)
+    assert sorted(ours) == sorted(theirs)
+    for key, value in ours.items():
+        np.testing.assert_array_equal(value, theirs[key], err_msg=key)
+
+
+def _chain(script, args, tmp, final, seed):
+    """The reference run uninterrupted; then ten runs of the same command, each stopped by SIGINT: three during
+    start-up, seven at a random point of the training still left (after the first progress line); then the same
+    command to the end, whose checkpoint must equal the reference's."""
+    code, _, err, (first_step, elapsed) = _interrupt(script, args(tmp / "ref"), tmp, after_step=lambda *_: None)
+    assert code == 0 and first_step, err[-3000:]
+    rng = random.Random(seed)
+    lines = []
+    for i in range(10):
+        if i < 3:
+            code, out, err, _ = _interrupt(script, args(tmp / "out"), tmp, seconds=rng.uniform(0.3, first_step))
+        else:
+            def later(step, total):
+                return rng.uniform(0.0, 0.6) * (elapsed - first_step) * (total - step) / total
+            code, out, err, _ = _interrupt(script, args(tmp / "out"), tmp, after_step=later)
+        lines.append(_check_clean_stop(code, out, err, str(tmp / "out")))
+    _complete(script, args(tmp / "out"))
+    _same_checkpoints(str(tmp / "ref" / final), str(tmp / "out" / final))
+    return lines
+
+
+@pytest.mark.slow
+def test_run_pretraining_sigint_at_ten_moments_resumes_to_the_same_weights(tmp_path, inputs):
+    def args(out):
+        return [f"--albert_config_file={inputs['config']}", f"--input_file={inputs['records']}",
+                f"--output_dir={out}", "--max_seq_length=32", "--max_predictions_per_seq=5", "--train_batch_size=8",
+                "--num_train_steps=600", "--steps_per_loop=5", "--save_checkpoints_steps=50", "--num_warmup_steps=0"]
+
+    lines = _chain("run_pretraining.py", args, tmp_path, "ckpt-600", seed=0)
+    assert any(" at step " in line and "the last checkpoint is step" in line for line in lines), lines
+    assert all(line.endswith("run the same command to resume") for line in lines)
+
+
+@pytest.mark.slow
+def test_run_squad_sigint_at_ten_moments_resumes_to_the_same_weights(tmp_path, inputs):
+    def args(out):
+        return [f"--train_file={inputs['squad']}/train.json", f"--output_dir={out}",
+                f"--albert_config_file={inputs['config']}", f"--spm_model_file={inputs['spm']}",
+                "--max_seq_length=32", "--max_query_length=12", "--doc_stride=8", "--version_2_with_negative",
+                "--do_train", "--train_step=300", "--train_batch_size=4", "--save_checkpoints_steps=30",
+                "--iterations_per_loop=5", "--warmup_step=0"]
+
+    lines = _chain("run_squad.py", args, tmp_path, "ckpt-300", seed=1)
+    assert any(" at step " in line for line in lines), lines
+
+
+@pytest.mark.slow
+def test_create_pretraining_data_sigint_at_ten_moments_then_the_same_records(tmp_path, inputs):
+    def args(out):
+        return [f"--input_file={inputs['corpus']}", f"--output_file={out}/train.tfrecord@3",
+                f"--spm_model_file={inputs['spm']}", "--max_seq_length=64", "--max_predictions_per_seq=10",
+                "--dupe_factor=6", "--num_workers=2", "--chunk_size_mb=0.02"]
+
+    code, _, err, (_, duration) = _interrupt("create_pretraining_data.py", args(tmp_path / "ref"), tmp_path)
+    assert code == 0, err[-3000:]
+    reference = {name: (tmp_path / "ref" / name).read_bytes() for name in os.listdir(tmp_path / "ref")}
+    assert len(reference) == 4  # 3 shards + the sidecar
+    out = tmp_path / "out"
+    stopped = 0
+    rng = random.Random(2)
+    for _ in range(10):
+        code, stdout, stderr, _ = _interrupt("create_pretraining_data.py", args(out), tmp_path,
+                                             seconds=rng.uniform(0.3, duration))
+        if code == 130:
+            line = _check_clean_stop(code, stdout, stderr, str(out))
+            assert line.endswith("nothing was published (the records appear only complete); run the same command "
+                                 "to start again"), line
+            stopped += 1
+        else:
+            assert code == 0, stderr[-3000:]  # the signal came after the end
+        # Nothing hidden is left, and a file under a final name is the whole file of the reference.
+        for name in os.listdir(out) if out.exists() else []:
+            assert (out / name).read_bytes() == reference.get(name), name
+    assert stopped >= 6
+    _complete("create_pretraining_data.py", args(out))
+    assert {n: (out / n).read_bytes() for n in os.listdir(out)} == reference

@@ -279,6 +279,21 @@ def _same_file(a: str, b: str) -> bool:
     return os.path.samefile(a, b)  # a hard link or a bind mount has another name but the same inode
 
 
+def file_in_the_way(path: str) -> str | None:
+    """The existing file that ``path`` or one of its parents is, where a folder is needed (``out.txt/run``)."""
+    path = os.fspath(path).rstrip("/")
+    while path and path not in (".", "/"):
+        if isfile(path):
+            return path
+        if exists(path):
+            return None
+        parent = posixpath.dirname(path) if is_remote(path) else os.path.dirname(path)
+        if parent == path:
+            return None
+        path = parent
+    return None
+
+
 def written_input(inputs: list[str], outputs: list[str]) -> tuple[str, str] | None:
     """``(input, output)`` for the first output that would write onto an input, else None.
 

@@ -98,7 +98,8 @@ def restore_pretrained(
 
 
 def init_from_checkpoint(
-    model: Any, path: str, *, init_from_group0: bool = False, allow_shape_mismatch: bool = False
+    model: Any, path: str, *, init_from_group0: bool = False, allow_shape_mismatch: bool = False,
+    flag: str = "init_checkpoint",
 ) -> LoadReport:
     """``--init_checkpoint``: load the weights found at ``path`` into ``model``, print the report, fail loudly.
 
@@ -107,7 +108,8 @@ def init_from_checkpoint(
     Hugging Face, ``.keras``, TF2 object checkpoints) by official name through
     :func:`restore_pretrained`. ``init_from_group0`` (official ``run_pretraining.py --init_from_group0``)
     initialises every group of a G > 1 model from the checkpoint's group 0. Raises
-    :class:`CheckpointInitError` when the checkpoint is missing, shapes differ, or nothing matched.
+    :class:`CheckpointInitError` when the checkpoint is missing, shapes differ, or nothing matched; its message
+    names ``flag`` (the option the path came from).
     """
     from absl import logging
 
@@ -129,24 +131,29 @@ def init_from_checkpoint(
     except CheckpointInitError:
         raise
     except CheckpointError as e:
-        raise CheckpointInitError(f"init_checkpoint: {e}") from None
-    logging.info("init_checkpoint %s", report.summary())
+        raise CheckpointInitError(f"{flag}: {e}") from None
+    logging.info("%s %s", flag, report.summary())
     if report.encoder_prefixes:
-        logging.info("init_checkpoint %s", report.encoder_summary())
-    _check_init(report, report.source or path, allow_shape_mismatch)
+        logging.info("%s %s", flag, report.encoder_summary())
+    _check_init(report, report.source or path, allow_shape_mismatch, flag)
     return report
 
 
-def _check_init(report: LoadReport, path: str, allow_shape_mismatch: bool) -> None:
+def _check_init(report: LoadReport, path: str, allow_shape_mismatch: bool, flag: str) -> None:
     if report.shape_mismatches and not allow_shape_mismatch:
         name, stored, wanted = report.shape_mismatches[0]
+        if not any(n.startswith(report.encoder_prefixes) for n, _, _ in report.shape_mismatches):
+            raise CheckpointInitError(  # the encoder fits: the task head is another task's or another label count
+                f"{flag} {path}: its task head does not fit this model ({name}: checkpoint {list(stored)} vs model "
+                f"{list(wanted)}): was it fine-tuned for another task (--task_name) or number of labels?"
+            )
         raise CheckpointInitError(
-            f"init_checkpoint {path} does not fit this model ({len(report.shape_mismatches)} shape mismatches, e.g. "
+            f"{flag} {path} does not fit this model ({len(report.shape_mismatches)} shape mismatches, e.g. "
             f"{name}: checkpoint {list(stored)} vs model {list(wanted)}): was it trained with another albert_config "
             "(model size)?"
         )
     if not report.loaded:
         raise CheckpointInitError(
-            f"init_checkpoint {path}: no variable matched this model ({report.summary(verbose=False)}); "
+            f"{flag} {path}: no variable matched this model ({report.summary(verbose=False)}); "
             "refusing to train from scratch silently"
         )

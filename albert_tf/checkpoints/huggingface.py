@@ -169,6 +169,15 @@ def _load_safetensors(file: str) -> dict[str, Any]:
     ``tf.io.gfile`` and parsed from its bytes (``safetensors`` itself opens local paths only).
     """
     require_safetensors(file)
+    from safetensors import SafetensorError
+
+    try:
+        return _read_safetensors(file)
+    except SafetensorError as e:  # a file cut short or damaged: the header or a tensor's bytes do not add up
+        raise CheckpointError(f"{file}: not a readable safetensors file, cut short or damaged ({e})") from None
+
+
+def _read_safetensors(file: str) -> dict[str, Any]:
     data = _fs.read_bytes(file) if _fs.is_remote(file) else None
     try:
         if data is not None:

@@ -19,7 +19,7 @@ from typing import Any
 
 from albert_tf import files as _fs
 from albert_tf.checkpoints import trainer_layout
-from albert_tf.checkpoints.paths import list_variables, resolve_checkpoint_path, write_checkpoint_state
+from albert_tf.checkpoints.paths import damaged, list_variables, resolve_checkpoint_path, write_checkpoint_state
 from albert_tf.checkpoints.report import (
     CheckpointError,
     LoadReport,
@@ -91,6 +91,8 @@ def _restore_object_checkpoint(model: Any, prefix: str, config: Any) -> Any:
             try:
                 status = tf.train.Checkpoint(**{root: candidate}).read(prefix)
                 status.assert_existing_objects_matched()
+            except (IndexError, tf.errors.DataLossError) as e:  # not another model: the files are damaged
+                raise damaged(prefix, e) from None
             except (AssertionError, ValueError, tf.errors.OpError):
                 continue
             status.expect_partial()

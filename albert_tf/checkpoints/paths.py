@@ -58,12 +58,48 @@ def resolve_checkpoint_path(path: str) -> str:
     return path
 
 
-def checkpoint_reader(prefix: str) -> Any:
-    """``tf.train.load_checkpoint`` of a checkpoint *prefix* (from :func:`resolve_checkpoint_path`), without its
-    directory test (see the module docstring: on ``ram://`` every prefix passes it)."""
+def damaged(prefix: str, error: BaseException) -> CheckpointError:
+    """The one-line error for a checkpoint whose files cannot be read whole (TensorFlow says ``DataLossError`` for a
+    corrupted ``.index``, ``IndexError: Read less bytes than requested`` for a ``.data`` file cut short)."""
+    message = getattr(error, "message", None) or str(error) or type(error).__name__
+    first = message.strip().splitlines()[0] if message.strip() else type(error).__name__
+    return CheckpointError(f"{prefix}: the checkpoint cannot be read, its .index or .data file is cut short or "
+                           f"damaged ({first})")
+
+
+def read_errors() -> tuple[type[BaseException], ...]:
+    """What TensorFlow raises for a checkpoint file that is damaged or cut short."""
     import tensorflow as tf
 
-    return tf.compat.v1.train.NewCheckpointReader(os.fspath(prefix))
+    return (IndexError, tf.errors.DataLossError, tf.errors.OutOfRangeError, tf.errors.InternalError)
+
+
+class _Reader:
+    """A ``CheckpointReader`` whose reads fail with :func:`damaged` instead of TensorFlow's own errors."""
+
+    def __init__(self, reader: Any, prefix: str) -> None:
+        self._reader, self._prefix = reader, prefix
+
+    def get_tensor(self, name: str) -> Any:
+        try:
+            return self._reader.get_tensor(name)
+        except read_errors() as e:
+            raise damaged(self._prefix, e) from None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._reader, name)
+
+
+def checkpoint_reader(prefix: str) -> Any:
+    """``tf.train.load_checkpoint`` of a checkpoint *prefix* (from :func:`resolve_checkpoint_path`), without its
+    directory test (see the module docstring: on ``ram://`` every prefix passes it). A damaged file is one
+    :class:`CheckpointError` naming the prefix, when opened or when a tensor is read."""
+    import tensorflow as tf
+
+    try:
+        return _Reader(tf.compat.v1.train.NewCheckpointReader(os.fspath(prefix)), os.fspath(prefix))
+    except read_errors() as e:
+        raise damaged(os.fspath(prefix), e) from None
 
 
 def list_variables(prefix: str) -> list[tuple[str, list[int]]]:

@@ -17,7 +17,7 @@ from typing import Any
 
 from albert_tf import files as _fs
 from albert_tf import interrupts
-from albert_tf.checkpoints.paths import checkpoint_reader, list_variables
+from albert_tf.checkpoints.paths import checkpoint_reader, damaged, list_variables, read_errors
 from albert_tf.checkpoints.report import LoadReport
 
 WEIGHTS_KEY = "model_weights"
@@ -120,7 +120,10 @@ def restore_weights(model: Any, prefix: str) -> None:
     """Read the model weights of a trainer checkpoint (or a best copy) into ``model`` (same model class)."""
     import tensorflow as tf
 
-    tf.train.Checkpoint(**{WEIGHTS_KEY: model_weights(model)}).read(prefix).expect_partial()
+    try:
+        tf.train.Checkpoint(**{WEIGHTS_KEY: model_weights(model)}).read(prefix).expect_partial()
+    except read_errors() as e:
+        raise damaged(prefix, e) from None
 
 
 def checkpoint_step(prefix: str) -> int:

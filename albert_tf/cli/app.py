@@ -12,6 +12,8 @@ override it, as with ``--flagfile``.
 
 from __future__ import annotations
 
+import errno
+import os
 import sys
 from collections.abc import Callable, Sequence
 
@@ -82,6 +84,76 @@ def one_line(error: BaseException) -> str:
         return str(error.args[0])
     message = getattr(error, "message", None) or str(error) or type(error).__name__
     return message.strip().splitlines()[0] if message.strip() else type(error).__name__
+
+
+_OS_ERRORS = {
+    errno.EISDIR: "is a directory; a file is expected",
+    errno.ENOTDIR: "not a directory: a part of the path is a file",
+    errno.EEXIST: "exists as a file where a directory is needed",
+    errno.ENOENT: "no such file or directory",
+    errno.EACCES: "permission denied",
+    errno.EROFS: "read-only file system",
+    errno.ENOSPC: "no space left on the device",
+}
+
+
+def _flag_of(path: str, fv: flags.FlagValues) -> str | None:
+    """The albert-tf flag whose value is ``path``, or a path through it (``--output_dir=<a file>/run``)."""
+    from albert_tf.cli.flags import option_values
+
+    path = os.path.normpath(path)
+    exact, through = None, None
+    for name, value in option_values(fv).items():
+        if not isinstance(value, str) or not value or "://" in value:
+            continue
+        value = os.path.normpath(value)
+        if value == path:
+            exact = exact or name
+        elif value.startswith(path.rstrip("/") + "/") or path.startswith(value.rstrip("/") + "/"):
+            through = through or name
+    return exact or through
+
+
+def _flag_through(path: str, fv: flags.FlagValues) -> str | None:
+    """The albert-tf flag whose value is a path under ``path`` (``--output_dir=<path>/run``)."""
+    from albert_tf.cli.flags import option_values
+
+    head = os.path.normpath(path).rstrip("/") + "/"
+    for name, value in option_values(fv).items():
+        if isinstance(value, str) and os.path.normpath(value).startswith(head):
+            return name
+    return None
+
+
+def describe_os_error(error: OSError, fv: flags.FlagValues | None = None) -> str:
+    """An ``OSError`` as one line that names the flag the path came from and what is wrong with it, instead of
+    Python's ``[Errno 21] Is a directory: '...'``."""
+    path = error.filename
+    if not isinstance(path, str):
+        return one_line(error)
+    from albert_tf import files as _fs
+
+    fv = flags.FLAGS if fv is None else fv
+    blocker = _fs.file_in_the_way(path) if error.errno in (errno.ENOTDIR, errno.EEXIST) else None
+    if blocker is not None:  # a folder was needed where a file is: name the flag whose path runs through it
+        flag = _flag_through(blocker, fv)
+        where = f"--{flag}={fv[flag].value}: " if flag else ""
+        return f"{where}{blocker} is a file, not a directory"
+    flag = _flag_of(path, fv)
+    what = _OS_ERRORS.get(error.errno, error.strerror or one_line(error))
+    if flag is None:
+        return f"{path}: {what}"
+    given = fv[flag].value
+    if os.path.normpath(given) == os.path.normpath(path):
+        return f"--{flag}={given}: {what}"
+    return f"--{flag}={given}: {path} {what}"
+
+
+def describe(error: BaseException) -> str:
+    """The one line an expected error prints (:func:`describe_os_error` for an ``OSError`` with a path)."""
+    if isinstance(error, OSError) and isinstance(error.filename, str):
+        return describe_os_error(error)
+    return one_line(error)
 
 
 def help_text(doc: str, fv: flags.FlagValues) -> str:
@@ -158,7 +230,7 @@ def run(
                 interrupts.stop(interrupts.cause(e))
             if verbose or not isinstance(e, (*errors, *common_errors())):  # the types, asked after the failure
                 raise
-            print(f"error: {one_line(e)}", file=sys.stderr)
+            print(f"error: {describe(e)}", file=sys.stderr)
             sys.exit(2)
         sys.exit(code or 0)
 

@@ -152,8 +152,7 @@ def run(argv=None) -> int:
             create_pretraining_data(f.input_file, f.output_file, spec, config, num_workers=f.num_workers,
                                     metadata_file=f.metadata_file)
     except (InputError, ValueError, OSError, KeyError) as e:
-        msg = e.args[0] if isinstance(e, KeyError) and e.args else e
-        print(f"error: {msg}", file=sys.stderr)
+        print(f"error: {app.describe(e)}", file=sys.stderr)
         return 1
     return 0
 

@@ -22,6 +22,8 @@ Load the exports with `import tensorflow_text` first (SentencePiece ops).
 
 from __future__ import annotations
 
+import contextlib
+
 from absl import flags
 
 from albert_tf.cli import app
@@ -147,6 +149,24 @@ def _refuse_other_tasks_flags(chosen: str) -> None:
                 raise RunError(f"--{name} is a flag of --task={task.name}, not of --task={chosen}")
 
 
+def _check_export_dir(export_dir: str, checkpoint: str) -> None:
+    """A file where the export folder goes, or an export folder that holds the checkpoint it reads: one line."""
+    from albert_tf import files as _fs
+    from albert_tf.checkpoints.paths import resolve_checkpoint_path
+    from albert_tf.checkpoints.report import CheckpointError
+    from albert_tf.training.run_config import RunError
+
+    blocker = _fs.file_in_the_way(export_dir)
+    if blocker is not None:
+        raise RunError(f"--export_dir={export_dir}: {blocker} is a file, not a directory")
+    inputs = [checkpoint]
+    with contextlib.suppress(CheckpointError, OSError):
+        inputs.append(resolve_checkpoint_path(checkpoint))
+    hit = _fs.written_input(inputs, [export_dir])
+    if hit is not None:
+        raise RunError(f"--export_dir={export_dir} holds the input checkpoint {hit[0]}: choose another folder")
+
+
 def _main(argv: list[str]) -> int:
     from albert_tf import interrupts
     from albert_tf.cli.flags import apply_preset_flag
@@ -173,6 +193,7 @@ def _main(argv: list[str]) -> int:
     for name in (*task.required, "checkpoint", "export_dir"):
         if not getattr(FLAGS, name):
             raise RunError(f"--{name} is required")
+    _check_export_dir(FLAGS.export_dir, FLAGS.checkpoint)
     _check_run_tokenizer()
     return _exported(task.export(FLAGS), task.ids_signature)
 

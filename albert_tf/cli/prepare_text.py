@@ -75,6 +75,12 @@ def _main(argv):
     if f.heldout_fraction > 0 and not f.heldout_file:
         print("error: --heldout_fraction > 0 needs --heldout_file", file=sys.stderr)
         return 1
+    for flag, output in (("output_file", f.output_file), ("heldout_file", f.heldout_file)):
+        hit = _fs.written_input(files, [output]) if output else None
+        if hit is not None:
+            print(f"error: --{flag}={output} is the input {hit[0]}: writing it would destroy the input",
+                  file=sys.stderr)
+            return 1
     try:
         if f.document_unit == "file" and not f.heldout_file:
             counts = prepare_files(files, f.output_file, f.input_encoding.split(","), f.min_sentences)

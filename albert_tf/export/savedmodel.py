@@ -29,7 +29,8 @@ EXPORT_INFO = os.path.join("assets.extra", "albert_export.json")
 def refuse_non_empty(export_dir: str) -> None:
     """Raise ``FileExistsError`` when ``export_dir`` is a directory holding anything (never overwrite an export)."""
     if _fs.has_children(export_dir):
-        raise FileExistsError(f"{export_dir} exists and is not empty; choose a new export directory")
+        raise FileExistsError(f"{export_dir} exists and is not empty (an export is never overwritten): give another "
+                              "--export_dir or remove it")
 
 
 def write_savedmodel_atomic(export_dir: str, write: Callable[[str], Any], info: Mapping[str, Any]) -> str:

@@ -141,7 +141,7 @@ def make_trainer(
 def load_fine_tuned(model: Any, checkpoint: str, flag: str = "--predict_checkpoint") -> int:
     """Every weight of ``model`` from ``checkpoint`` (any supported format); returns the checkpoint's step. A
     checkpoint that lacks a variable of the model (a pretrained one, another task's) is refused, naming ``flag``."""
-    report = init_from_checkpoint(model, checkpoint)
+    report = init_from_checkpoint(model, checkpoint, flag=flag.lstrip("-"))
     missing = [n for n in report.missing if not trainer_layout.is_rng_state(n)]
     if missing:
         raise RunError(
@@ -181,6 +181,16 @@ def load_for_inference(trainer: Trainer, run: RunOptions, results_dir: str) -> t
     )
 
 
+def refuse_writing_among_inputs(task: Task, run: RunOptions) -> None:
+    """Refuse an ``--output_dir`` / ``--export_dir`` that is one of the task's inputs or a folder holding one."""
+    inputs = [p for p in task.input_paths() if p]
+    for flag, output in (("--output_dir", run.output_dir), ("--export_dir", run.export_dir)):
+        hit = _fs.written_input(inputs, [output]) if output and inputs else None
+        if hit is not None:
+            raise RunError(f"{flag}={output} holds the input {hit[0]}: checkpoints, caches and results would be "
+                           "written among the inputs; choose another folder")
+
+
 def run_experiment(
     task: Task,
     config: ExperimentConfig,
@@ -191,6 +201,7 @@ def run_experiment(
     """Run ``task`` as ``config`` says; returns a summary (also written to ``run_summary.json``)."""
     options, run = config.trainer, config.run
     validate_options(options, run)
+    refuse_writing_among_inputs(task, run)
     results_dir = claim_output_dir(run.output_dir, {**task.identity(), **task.run_record()}, run.do_train,
                                    task.results_subdir)
     writes = run.do_train or run.do_eval or run.do_predict

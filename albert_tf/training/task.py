@@ -59,6 +59,12 @@ class Task(abc.ABC):
         fine-tuning run's tokenizer, which ``export_savedmodel`` and ``convert_checkpoint`` check or use)."""
         return {}
 
+    def input_paths(self) -> list[str]:
+        """The files and folders the task reads its data from. An ``--output_dir`` or ``--export_dir`` that is one
+        of them, or a folder that holds one, is refused before anything is written (no command writes among its
+        own inputs)."""
+        return []
+
     def results_subdir(self, previous: dict[str, Any], training: bool) -> str | None:
         """Where results go when ``run.json`` holds ``previous``, an identity different from :meth:`identity`.
 

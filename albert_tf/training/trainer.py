@@ -45,6 +45,7 @@ from absl import logging
 from albert_tf import files as _fs
 from albert_tf import interrupts
 from albert_tf.checkpoints import init_from_checkpoint
+from albert_tf.checkpoints.paths import damaged, read_errors
 from albert_tf.checkpoints.report import CheckpointError
 from albert_tf.checkpoints.trainer_layout import WEIGHTS_KEY, has_training_state, model_weights
 from albert_tf.training.strategy import is_chief, worker_info
@@ -255,7 +256,10 @@ class Trainer:
         latest = self.latest_checkpoint()
         if latest:
             ckpt = self._manager.checkpoint if self._manager is not None else self._checkpoint(with_iterator=False)
-            ckpt.restore(latest).expect_partial()
+            try:
+                ckpt.restore(latest).expect_partial()
+            except read_errors() as e:
+                raise damaged(latest, e) from None
             logging.info("resumed from %s at global step %d", latest, int(self.global_step.numpy()))
             return "resumed"
         if init_checkpoint:
@@ -303,6 +307,8 @@ class Trainer:
         last_logs: dict[str, float] = {}
         saved = step
         interrupts.note(self._where(step, saved))
+        if step >= cfg.num_train_steps and self.chief and self.log is not None:
+            self.log(f"global step {step} has reached --num_train_steps={cfg.num_train_steps}: nothing left to train")
         while step < cfg.num_train_steps:
             every = cfg.save_checkpoints_steps
             to_save = every - step % every if every else 0

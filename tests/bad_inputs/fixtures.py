@@ -6,6 +6,8 @@ import hashlib
 import os
 import pathlib
 
+import numpy as np
+
 from albert_tf.config import AlbertConfig
 
 SEQ, PRED = 32, 5
@@ -81,7 +83,56 @@ def build(root: pathlib.Path) -> dict[str, str]:
     paths["bad"] = str(bad)
     paths["squad"] = write_squad_files(root / "squad", bad)
     paths["race"] = write_race_files(root / "race", bad)
+    paths["run"] = write_damaged_checkpoints(root, bad, paths)
     return paths
+
+
+def _cut(path: pathlib.Path, keep: float = 0.1) -> None:
+    data = path.read_bytes()
+    path.write_bytes(data[: int(len(data) * keep)])
+
+
+def write_damaged_checkpoints(root: pathlib.Path, bad: pathlib.Path, paths: dict[str, str]) -> str:
+    """A real 2-step pretraining run (``root/run``, ``ckpt-2`` with optimizer state), and from it: copies with the
+    ``.data`` cut short (``bad/cut/``), the ``.index`` corrupted (``bad/bad_index/``), the whole run with its latest
+    checkpoint cut (``bad/run_cut/``), a Hugging Face folder with ``model.safetensors`` cut short (``bad/hf_cut/``),
+    hard links to ``ckpt-2`` (``bad/hard.*``), a symlink to the run folder (``bad/run_link``) and to the corpus
+    (``bad/corpus_link``), and a 2-label classifier checkpoint (``bad/sst2/ckpt-5``) for a task with other labels."""
+    import shutil
+
+    from albert_tf.checkpoints.convert import convert
+    from albert_tf.checkpoints.trainer_layout import write_weights
+    from albert_tf.tasks.glue.model import AlbertClassifier
+    from albert_tf.tasks.pretraining.task import make_config, run
+
+    out = root / "run"
+    run(make_config(albert_config_file=paths["config"], input_file=paths["records"], output_dir=str(out),
+                    max_seq_length=SEQ, max_predictions_per_seq=PRED, train_batch_size=4, num_train_steps=2,
+                    steps_per_loop=1, save_checkpoints_steps=2, num_warmup_steps=0), log=None)
+    data = "ckpt-2.data-00000-of-00001"
+    for name in ("cut", "bad_index"):
+        (bad / name).mkdir()
+        for suffix in (".index", ".data-00000-of-00001"):
+            shutil.copy(out / f"ckpt-2{suffix}", bad / name / f"ckpt-2{suffix}")
+    _cut(bad / "cut" / data)
+    index = bytearray((bad / "bad_index" / "ckpt-2.index").read_bytes())
+    for i in range(len(index) // 3, len(index) // 3 + 16):
+        index[i] ^= 0xFF
+    (bad / "bad_index" / "ckpt-2.index").write_bytes(bytes(index))
+    shutil.copytree(out, bad / "run_cut")
+    _cut(bad / "run_cut" / data)
+    convert(str(out / "ckpt-2"), "albert_tf", str(bad / "hf_cut"), "huggingface", paths["config"],
+            spm_model_file=paths["spm"], log=lambda line: None)
+    _cut(bad / "hf_cut" / "model.safetensors")
+    for suffix in (".index", ".data-00000-of-00001"):
+        os.link(out / f"ckpt-2{suffix}", bad / f"hard{suffix}")
+    os.symlink(os.path.join("..", "run"), bad / "run_link")  # relative: a copy of the inputs links into itself
+    os.symlink(os.path.join("..", os.path.basename(paths["corpus"])), bad / "corpus_link")
+    classifier = AlbertClassifier(AlbertConfig.from_json_file(paths["config"]), num_labels=2)
+    ids = np.ones((1, 8), "int32")
+    classifier({"input_ids": ids, "input_mask": ids, "segment_ids": 0 * ids})
+    write_weights(classifier, str(bad / "sst2" / "ckpt-5"), step=5)
+    return str(out)
 
 
 def _race_passage(**changes) -> dict:
@@ -150,6 +201,17 @@ def write_squad_files(folder: pathlib.Path, bad: pathlib.Path) -> str:
         json.dumps(_squad([*good, _question("q-long", long_question, "The sun")]))
     )
     return str(folder)
+
+
+def copy_inputs(paths: dict[str, str], root: pathlib.Path) -> dict[str, str]:
+    """A second set of the inputs of :func:`build` under ``root``; the returned paths point into it."""
+    import shutil
+
+    shutil.copytree(paths["root"], root, symlinks=True, dirs_exist_ok=True)
+    for suffix in (".index", ".data-00000-of-00001"):  # hard links are copied as files: link them again
+        os.remove(root / "bad" / f"hard{suffix}")
+        os.link(root / "run" / f"ckpt-2{suffix}", root / "bad" / f"hard{suffix}")
+    return {key: value.replace(paths["root"], str(root), 1) for key, value in paths.items()}
 
 
 def checksums(root: str, skip: tuple[str, ...] = ("out",)) -> dict[str, str]:

@@ -118,6 +118,9 @@ class GlueProcessor:
     def split_path(self, data_dir: str, split: str) -> str:
         """The TSV file a split is read from (raises GlueDataError naming what was looked for)."""
         layout = self._layout(split)
+        if _fs.isfile(data_dir):
+            raise GlueDataError(f"--data_dir={data_dir} is a file, not a directory (the GLUE root that holds "
+                                f"{self.task_dir}/)")
         candidates = [os.path.join(data_dir, d, layout.filename) for d in (self.task_dir, *self.dir_aliases)]
         candidates.append(os.path.join(data_dir, layout.filename))  # data_dir is the task folder itself
         for path in candidates:

@@ -49,6 +49,9 @@ def resolve_input_files(spec: str) -> list[str]:
     files: list[str] = []
     for pattern in [p.strip() for p in (spec or "").split(",") if p.strip()]:
         matches = _fs.glob(pattern)
+        if not matches and _fs.isdir(pattern):
+            raise InputError(f"--input_file={pattern} is a directory; give its files, e.g. "
+                             f"{pattern.rstrip('/')}/*.txt")
         if not matches:
             raise InputError(f"--input_file: {pattern!r} matches no file")
         files.extend(matches)

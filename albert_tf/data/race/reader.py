@@ -93,6 +93,8 @@ def _level_sources(data_dir: str, split: str, middle_only: bool, high_only: bool
     """(level, path) of every file to read, in reading order; RaceDataError when there is none."""
     if not split or "/" in split or split in (".", ".."):
         raise RaceDataError(f"bad RACE split name {split!r} (expected a folder name such as train, dev, test)")
+    if _fs.isfile(data_dir):
+        raise RaceDataError(f"--data_dir={data_dir} is a file, not a directory (the folder that holds RACE/)")
     sources: list[tuple[str, str]] = []
     empty: list[str] = []
     for level in _levels(middle_only, high_only):

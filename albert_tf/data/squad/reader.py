@@ -57,6 +57,9 @@ def _short(text: str, limit: int = 60) -> str:
 
 
 def _load_json(path: str) -> Any:
+    if _fs.isdir(path):
+        raise SquadDataError(f"{path} is a directory; a SQuAD JSON file is expected (e.g. {path.rstrip('/')}/"
+                             "train-v2.0.json)")
     if not _fs.isfile(path):
         raise SquadDataError(f"{path}: no such file")
     raw = _fs.read_bytes(path)

@@ -18,6 +18,7 @@ What the official runner does, with its user complaints fixed (google-research/a
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 from typing import Any
@@ -139,6 +140,13 @@ class GlueTask(FineTuningTask):
             "max_seq_length": self.max_seq_length,
             "albert_config_file": self.options.albert_config_file,
         }
+
+    def input_paths(self) -> list[str]:
+        paths = [self.options.data_dir] if self.options.data_dir else []
+        for split in (glue.TRAIN, glue.DEV, glue.TEST):
+            with contextlib.suppress(glue.GlueDataError):  # a split the task lacks or the run does not read
+                paths.extend(self.processor.source_paths(self.options.data_dir, split))
+        return paths
 
     def results_subdir(self, previous: dict[str, Any], training: bool) -> str:
         """A task of the same family (mnli-mm, ax in an MNLI run) uses the model, results in ``<task>/``."""

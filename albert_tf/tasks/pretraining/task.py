@@ -186,6 +186,9 @@ class PretrainingTask(Task):
     def albert_config(self) -> AlbertConfig:
         return self.config
 
+    def input_paths(self) -> list[str]:
+        return [*(self.train_files or []), *(self.eval_files or [])]
+
     def build_model(self) -> keras.Model:
         return AlbertPretrainer(self.config, sharing=self.sharing)
 

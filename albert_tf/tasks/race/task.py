@@ -133,6 +133,10 @@ class RaceTask(FineTuningTask):
             "albert_config_file": self.options.albert_config_file,
         }
 
+    def input_paths(self) -> list[str]:
+        o = self.options
+        return [p for p in (o.data_dir, o.train_file, o.eval_file, o.predict_file) if p]
+
     # ---------------------------------------------------------------- model and data
     def prepare(self) -> None:
         """Tokenize the needed splits into keyed TFRecord caches (reused when nothing that affects them changed)."""

@@ -197,6 +197,9 @@ class SquadTask(FineTuningTask):
             "albert_config_file": self.options.albert_config_file,
         }
 
+    def input_paths(self) -> list[str]:
+        return [p for p in (self.options.train_file, self.options.predict_file) if p]
+
     # ---------------------------------------------------------------- model and data
     def prepare(self) -> None:
         """Tokenize and window the needed files into keyed TFRecord + JSON caches (reused when nothing changed)."""

@@ -19,6 +19,8 @@ INSTALL_REQUIRES = [
 EXTRAS = {
     "test": [
         "pytest>=8.0",
+        # `make test` runs the suite in TEST_WORKERS processes, whole files each (pytest-xdist --dist loadfile).
+        "pytest-xdist>=3.5",
         "hypothesis>=6.100",
         "ruff>=0.6",
         "scikit-learn>=1.5",

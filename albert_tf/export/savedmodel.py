@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import os
 import posixpath
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -24,6 +24,37 @@ TEXT_SIGNATURE = "serving_default"
 IDS_SIGNATURE = "serve_token_ids"
 EXAMPLES_SIGNATURE = "serve_tf_examples"
 EXPORT_INFO = os.path.join("assets.extra", "albert_export.json")
+
+
+def checked_token_ids(features: Mapping[str, Any], names: Sequence[str], config: Any, layout: str) -> dict[str, Any]:
+    """A token-id request checked before the model sees it: every input the shape of ``input_ids`` (``layout``
+    names it in the message, e.g. ``[batch, seq]``), sequences no longer than ``max_position_embeddings``,
+    ``input_ids`` in ``[0, vocab_size)``, ``segment_ids`` in ``[0, type_vocab_size)``, masks (``input_mask``,
+    ``p_mask``) 0 or 1.
+
+    A failed check is an ``InvalidArgumentError`` that names the input and the limit. Without them an id out of range
+    is a gather error that names neither on the CPU, and on a GPU a row of zeros (TensorFlow does not check gather
+    indices there), and mismatched shapes broadcast silently.
+    """
+    import tensorflow as tf
+
+    ids = features["input_ids"]
+    checks = [tf.debugging.assert_equal(tf.shape(features[k]), tf.shape(ids),
+                                        message=f"{k} must have the shape of input_ids ({layout})")
+              for k in names if k != "input_ids"]
+    limit = int(config.max_position_embeddings)
+    checks.append(tf.debugging.assert_less_equal(
+        tf.shape(ids)[-1], limit, message=f"input_ids: sequences longer than max_position_embeddings={limit}"))
+    ranges = {"input_ids": int(config.vocab_size), "segment_ids": int(config.type_vocab_size)}
+    for name in names:
+        high = ranges.get(name, 2)  # input_mask and p_mask hold 0 or 1
+        what = {"input_ids": "the vocabulary size", "segment_ids": "type_vocab_size"}.get(name, "a mask")
+        checks.append(tf.debugging.assert_non_negative(features[name], message=f"{name} must lie in [0, {high}) "
+                                                                                f"({what})"))
+        checks.append(tf.debugging.assert_less(features[name], tf.constant(high, features[name].dtype),
+                                               message=f"{name} must lie in [0, {high}) ({what})"))
+    with tf.control_dependencies(checks):
+        return {k: tf.identity(features[k]) for k in names}
 
 
 def refuse_non_empty(export_dir: str) -> None:

@@ -39,11 +39,14 @@ from albert_tf.export.savedmodel import (
     EXAMPLES_SIGNATURE,
     IDS_SIGNATURE,
     TEXT_SIGNATURE,
+    checked_token_ids,
     make_preprocessor,
     preprocess,
     refuse_non_empty,
     write_savedmodel_atomic,
 )
+
+MODEL_INPUTS = ("input_ids", "input_mask", "segment_ids")
 
 
 def _classifier_outputs(
@@ -145,6 +148,7 @@ def export_classifier(
     @tf.function(input_signature=[ids, ids, ids])
     def serve_ids(input_ids, input_mask, segment_ids):
         feats = {"input_ids": input_ids, "input_mask": input_mask, "segment_ids": segment_ids}
+        feats = checked_token_ids(feats, MODEL_INPUTS, model.config, "[batch, seq]")
         return _classifier_outputs(forward, feats, labels, threshold)  # the caller's own length (TFLite converts it)
 
     example_spec = {k: tf.io.FixedLenFeature([seq], tf.int64) for k in ("input_ids", "input_mask", "segment_ids")}
@@ -153,6 +157,7 @@ def export_classifier(
     def serve_examples(serialized_example):
         parsed = tf.io.parse_example(serialized_example, example_spec)
         feats = {k: tf.cast(v, tf.int32) for k, v in parsed.items()}
+        feats = checked_token_ids(feats, MODEL_INPUTS, model.config, f"[batch, {seq}]")
         return _classifier_outputs(forward, trimmed(feats), labels, threshold)
 
     archive.add_endpoint(TEXT_SIGNATURE, serve_text)

@@ -30,7 +30,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from albert_tf.evaluation.race_metrics import LETTERS
-from albert_tf.export.savedmodel import TEXT_SIGNATURE, make_preprocessor, refuse_non_empty, write_savedmodel_atomic
+from albert_tf.export.savedmodel import (
+    TEXT_SIGNATURE,
+    checked_token_ids,
+    make_preprocessor,
+    refuse_non_empty,
+    write_savedmodel_atomic,
+)
 
 IDS_SIGNATURE = "serve_ids"
 NUM_CHOICES = 4
@@ -116,16 +122,14 @@ class RaceFeaturizer:
         return {k: tf.reshape(v.to_tensor(0, shape=[None, seq]), [-1, NUM_CHOICES, seq]) for k, v in features.items()}
 
 
-def _check_ids(features: Mapping[str, Any]) -> dict[str, Any]:
+def _check_ids(features: Mapping[str, Any], config: Any) -> dict[str, Any]:
     import tensorflow as tf
 
     ids = features["input_ids"]
     checks = [tf.debugging.assert_equal(tf.shape(ids)[1], NUM_CHOICES,
                                         message="input_ids must be [batch, 4, max_seq_length]")]
-    checks += [tf.debugging.assert_equal(tf.shape(features[k]), tf.shape(ids),
-                                         message=f"{k} must have the shape of input_ids") for k in MODEL_INPUTS[1:]]
     with tf.control_dependencies(checks):
-        return {k: tf.identity(features[k]) for k in MODEL_INPUTS}
+        return checked_token_ids(features, MODEL_INPUTS, config, "[batch, 4, seq]")
 
 
 def _choice_outputs(model: Any, features: Mapping[str, Any]) -> dict[str, Any]:
@@ -182,7 +186,7 @@ def export_multiple_choice(
     @tf.function(input_signature=[ids, ids, ids])
     def serve_ids(input_ids, input_mask, segment_ids):
         feats = {"input_ids": input_ids, "input_mask": input_mask, "segment_ids": segment_ids}
-        return _choice_outputs(model, _check_ids(feats))
+        return _choice_outputs(model, _check_ids(feats, model.config))
 
     archive.add_endpoint(TEXT_SIGNATURE, serve_text)
     archive.add_endpoint(IDS_SIGNATURE, serve_ids)

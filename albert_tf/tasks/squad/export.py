@@ -51,6 +51,7 @@ from typing import Any
 from albert_tf.export.savedmodel import (
     IDS_SIGNATURE,
     TEXT_SIGNATURE,
+    checked_token_ids,
     make_preprocessor,
     refuse_non_empty,
     write_savedmodel_atomic,
@@ -358,17 +359,6 @@ def _model_outputs(model: Any, features: Mapping[str, Any], version_2: bool) -> 
     return dict(model(inputs, training=False))
 
 
-def _check_ids(features: Mapping[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
-    import tensorflow as tf
-
-    ids = features["input_ids"]
-    checks = [tf.debugging.assert_equal(tf.shape(features[k]), tf.shape(ids),
-                                        message=f"{k} must have the shape of input_ids ([windows, seq])")
-              for k in names[1:]]
-    with tf.control_dependencies(checks):
-        return {k: tf.identity(features[k]) for k in names}
-
-
 def export_squad(
     model: Any,
     export_dir: str,
@@ -425,14 +415,14 @@ def export_squad(
         def serve_ids(input_ids, input_mask, segment_ids, p_mask):
             features = {"input_ids": input_ids, "input_mask": input_mask, "segment_ids": segment_ids,
                         "p_mask": p_mask}
-            return _model_outputs(model, _check_ids(features, names), True)
+            return _model_outputs(model, checked_token_ids(features, names, model.config, "[windows, seq]"), True)
 
     else:
 
         @tf.function(input_signature=[ids] * 3)
         def serve_ids(input_ids, input_mask, segment_ids):
             features = {"input_ids": input_ids, "input_mask": input_mask, "segment_ids": segment_ids}
-            return _model_outputs(model, _check_ids(features, names), False)
+            return _model_outputs(model, checked_token_ids(features, names, model.config, "[windows, seq]"), False)
 
     archive.add_endpoint(TEXT_SIGNATURE, serve_text)
     archive.add_endpoint(IDS_SIGNATURE, serve_ids)

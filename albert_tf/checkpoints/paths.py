@@ -32,7 +32,7 @@ def resolve_checkpoint_path(path: str) -> str:
     ``.index`` file."""
     import tensorflow as tf
 
-    from albert_tf.checkpoints.hub_module import VARIABLES_PREFIX, is_hub_module
+    from albert_tf.checkpoints.hub_module import MARKERS, VARIABLES_PREFIX, is_hub_module
 
     path = os.fspath(path)
     if is_hub_module(path):
@@ -44,6 +44,9 @@ def resolve_checkpoint_path(path: str) -> str:
     elif path.endswith(".meta") and _fs.exists(path[: -len(".meta")] + ".index"):
         path = path[: -len(".meta")]
     if _fs.isdir(path) and not _fs.exists(path + ".index"):
+        if any(_fs.exists(os.path.join(path, m)) for m in MARKERS):  # a SavedModel / Hub module without weights
+            raise CheckpointError(f"{path}: a SavedModel without its variables ({VARIABLES_PREFIX}.index is missing): "
+                                  "copied only in part?")
         latest = tf.train.latest_checkpoint(path)
         if latest is None:
             indexes = sorted(f for f in _fs.listdir(path) if f.endswith(".index"))

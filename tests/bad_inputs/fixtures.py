@@ -128,6 +128,8 @@ def write_damaged_checkpoints(root: pathlib.Path, bad: pathlib.Path, paths: dict
         os.link(out / f"ckpt-2{suffix}", bad / f"hard{suffix}")
     os.symlink(os.path.join("..", "run"), bad / "run_link")  # relative: a copy of the inputs links into itself
     os.symlink(os.path.join("..", os.path.basename(paths["corpus"])), bad / "corpus_link")
+    (bad / "savedmodel_no_variables" / "variables").mkdir(parents=True)  # a SavedModel copied without its weights
+    (bad / "savedmodel_no_variables" / "saved_model.pb").write_bytes(b"\x08\x01")
     classifier = AlbertClassifier(AlbertConfig.from_json_file(paths["config"]), num_labels=2)
     ids = np.ones((1, 8), "int32")
     classifier({"input_ids": ids, "input_mask": ids, "segment_ids": 0 * ids})

@@ -231,6 +231,8 @@ CASES = [
     ("convert-hf-cut", "convert", {"input": B + "/hf_cut", "input_format": "huggingface",
                                    "output": "{out}/official", "output_format": "official"}, "error",
      ["model.safetensors"]),
+    ("rc-init-savedmodel-without-variables", "rc", {"init_checkpoint": B + "/savedmodel_no_variables"}, "error",
+     ["savedmodel_no_variables", "SavedModel without its variables"]),
     ("rc-init-hf-cut", "rc", {"init_checkpoint": B + "/hf_cut"}, "error", ["model.safetensors"]),
     # ---------------------------------------------------------------- messages that say what to fix
     ("rc-spm-is-dir", "rc", {"spm_model_file": B}, "error", ["--spm_model_file", "is a directory"]),

@@ -266,3 +266,39 @@ def test_create_pretraining_data_sigint_at_ten_moments_then_the_same_records(tmp
     assert stopped >= 6
     _complete("create_pretraining_data.py", args(out))
     assert {n: (out / n).read_bytes() for n in os.listdir(out)} == reference
+
+
+@pytest.mark.slow
+def test_a_signal_held_while_the_worker_pool_starts_stops_it_cleanly(inputs, tmp_path):
+    """Ctrl-C during ``multiprocessing.Pool(...)`` is held until the pool exists, then raised where the pool is
+    terminated and joined: no worker left reading a closed pipe, no 'Exception ignored in Pool.__del__' at exit."""
+    script = tmp_path / "pool.py"
+    script.write_text(f"""
+import multiprocessing, multiprocessing.context, os, signal
+from albert_tf import interrupts
+from albert_tf.data.pretraining import pipeline
+from albert_tf.data.pretraining.chunks import PretrainingDataConfig
+from albert_tf.data.pretraining.vocabulary import TokenizerSpec
+
+interrupts.install()
+real = multiprocessing.context.SpawnContext.Pool
+
+def pool_then_signal(self, *args, **kwargs):
+    pool = real(self, *args, **kwargs)
+    os.kill(os.getpid(), signal.SIGINT)  # arrives inside the pool's start-up block
+    return pool
+
+multiprocessing.context.SpawnContext.Pool = pool_then_signal
+spec = TokenizerSpec(spm_model_file={inputs['spm']!r})
+try:
+    list(pipeline._chunk_results(iter([]), None, (PretrainingDataConfig(), spec), 2))
+except interrupts.Interrupted as e:
+    print("workers left:", len(multiprocessing.active_children()), flush=True)
+    interrupts.stop(e)
+print("not interrupted")
+""")
+    result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=ENV, cwd=ROOT,
+                            timeout=300)
+    assert result.returncode == 130, result.stderr[-3000:]
+    assert result.stdout == "workers left: 0\n", result.stdout  # terminated and joined before the stop
+    assert result.stderr.strip() == "interrupted; run the same command to resume", result.stderr[-3000:]

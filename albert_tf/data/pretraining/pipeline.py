@@ -133,9 +133,10 @@ def _chunk_results(chunks, ctx: ChunkContext, ctx_args, num_workers: int):
             yield process_chunk(chunk, ctx)
         return
     mp = multiprocessing.get_context("spawn")  # workers never inherit TensorFlow state
-    with interrupts.deferred():  # a pool half started would leave workers reading a pipe that closed
-        pool = mp.Pool(num_workers, initializer=_init_worker, initargs=ctx_args)
+    pool = None
     try:
+        with interrupts.deferred():  # a pool half started would leave workers reading a pipe that closed
+            pool = mp.Pool(num_workers, initializer=_init_worker, initargs=ctx_args)
         pending: collections.deque = collections.deque()
         for chunk in chunks:
             pending.append(pool.apply_async(_work, (chunk,)))
@@ -144,11 +145,13 @@ def _chunk_results(chunks, ctx: ChunkContext, ctx_args, num_workers: int):
         while pending:
             yield pending.popleft().get()
         pool.close()
-    except BaseException:
-        pool.terminate()
+    except BaseException:  # also a Ctrl-C held while the pool started: it is raised inside this block
+        if pool is not None:
+            pool.terminate()
         raise
     finally:  # every worker gone before the caller goes on (after Ctrl-C too: none left reading a closed pipe)
-        pool.join()
+        if pool is not None:
+            pool.join()
 
 
 class PreparedRun:

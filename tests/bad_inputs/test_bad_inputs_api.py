@@ -5,6 +5,7 @@ a crash."""
 from __future__ import annotations
 
 import os
+import re
 import struct
 
 import pytest
@@ -155,3 +156,46 @@ def test_fuzz_preprocessor_random_text_and_bytes(spm_model):
         assert (out["input_mask"].numpy().sum(-1) >= 2).all()  # at least [CLS] and [SEP]
 
     check()
+
+
+@pytest.mark.heavy
+def test_token_id_signatures_check_their_inputs(spm_model, tmp_path):
+    """Bad token-id requests to a classifier export are refused with a message naming the input and the limit
+    (no silent broadcast, no gather error without a name); an empty batch is an empty answer, through both the
+    token-id and the raw-text signature. The same check (``export.savedmodel.checked_token_ids``) guards SQuAD's
+    and RACE's token-id signatures (their export tests send mismatched shapes)."""
+    import keras
+    import numpy as np
+
+    from albert_tf.tasks.glue import export as serving
+    from albert_tf.tasks.glue.model import AlbertClassifier
+
+    keras.utils.set_random_seed(0)
+    config = AlbertConfig.from_preset("albert_tiny").replace(vocab_size=300)
+    model = AlbertClassifier(config, num_labels=2)
+    pre = AlbertPreprocessor.from_tokenizer(FullTokenizer(spm_model_file=spm_model), 16)
+    path = str(tmp_path / "cls" / "1")
+    serving.export_classifier(model, path, labels=["0", "1"], text_pair=True, preprocessor=pre)
+    loaded = tf.saved_model.load(path)
+    serve = loaded.signatures["serve_token_ids"]
+    ids = np.full((2, 16), 5, "int32")
+    good = {"input_ids": ids, "input_mask": np.ones_like(ids), "segment_ids": np.zeros_like(ids)}
+    assert serve(**{k: tf.constant(v) for k, v in good.items()})["probabilities"].shape == (2, 2)
+    limit = config.max_position_embeddings
+    cases = {
+        "input_ids must lie in [0, 300) (the vocabulary size)": {"input_ids": ids + 300},
+        "input_ids must lie in [0, 300)": {"input_ids": ids - 6},
+        f"segment_ids must lie in [0, {config.type_vocab_size}) (type_vocab_size)": {"segment_ids": ids},
+        "input_mask must lie in [0, 2) (a mask)": {"input_mask": ids},
+        "input_mask must have the shape of input_ids ([batch, seq])": {"input_mask": np.ones((1, 16), "int32")},
+        "segment_ids must have the shape of input_ids": {"segment_ids": np.zeros((2, 8), "int32")},
+        f"input_ids: sequences longer than max_position_embeddings={limit}": {
+            k: np.zeros((1, limit + 1), "int32") for k in good},
+    }
+    for message, change in cases.items():
+        request = {k: tf.constant(v) for k, v in {**good, **change}.items()}
+        with pytest.raises(tf.errors.InvalidArgumentError, match=re.escape(message)):
+            serve(**request)
+    assert serve(**{k: tf.zeros((0, 16), tf.int32) for k in good})["probabilities"].shape == (0, 2)
+    text = loaded.signatures["serving_default"]
+    assert text(text_a=tf.constant([], tf.string), text_b=tf.constant([], tf.string))["label"].shape == (0,)

@@ -148,7 +148,7 @@ def export_classifier(
     @tf.function(input_signature=[ids, ids, ids])
     def serve_ids(input_ids, input_mask, segment_ids):
         feats = {"input_ids": input_ids, "input_mask": input_mask, "segment_ids": segment_ids}
-        feats = checked_token_ids(feats, MODEL_INPUTS, model.config, "[batch, seq]")
+        feats = checked_token_ids(feats, MODEL_INPUTS, getattr(model, "config", None), "[batch, seq]")
         return _classifier_outputs(forward, feats, labels, threshold)  # the caller's own length (TFLite converts it)
 
     example_spec = {k: tf.io.FixedLenFeature([seq], tf.int64) for k in ("input_ids", "input_mask", "segment_ids")}
@@ -157,7 +157,7 @@ def export_classifier(
     def serve_examples(serialized_example):
         parsed = tf.io.parse_example(serialized_example, example_spec)
         feats = {k: tf.cast(v, tf.int32) for k, v in parsed.items()}
-        feats = checked_token_ids(feats, MODEL_INPUTS, model.config, f"[batch, {seq}]")
+        feats = checked_token_ids(feats, MODEL_INPUTS, getattr(model, "config", None), f"[batch, {seq}]")
         return _classifier_outputs(forward, trimmed(feats), labels, threshold)
 
     archive.add_endpoint(TEXT_SIGNATURE, serve_text)

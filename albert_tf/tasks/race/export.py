@@ -186,7 +186,7 @@ def export_multiple_choice(
     @tf.function(input_signature=[ids, ids, ids])
     def serve_ids(input_ids, input_mask, segment_ids):
         feats = {"input_ids": input_ids, "input_mask": input_mask, "segment_ids": segment_ids}
-        return _choice_outputs(model, _check_ids(feats, model.config))
+        return _choice_outputs(model, _check_ids(feats, getattr(model, "config", None)))
 
     archive.add_endpoint(TEXT_SIGNATURE, serve_text)
     archive.add_endpoint(IDS_SIGNATURE, serve_ids)

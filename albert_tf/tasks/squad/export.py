@@ -408,6 +408,7 @@ def export_squad(
         return answerer(windows, _model_outputs(model, windows, version_2))
 
     names = (*MODEL_INPUTS, "p_mask") if version_2 else MODEL_INPUTS
+    config = getattr(model, "config", None)  # None (a stand-in model): shapes and masks checked only
     ids = tf.TensorSpec([None, None], tf.int32)
     if version_2:
 
@@ -415,14 +416,14 @@ def export_squad(
         def serve_ids(input_ids, input_mask, segment_ids, p_mask):
             features = {"input_ids": input_ids, "input_mask": input_mask, "segment_ids": segment_ids,
                         "p_mask": p_mask}
-            return _model_outputs(model, checked_token_ids(features, names, model.config, "[windows, seq]"), True)
+            return _model_outputs(model, checked_token_ids(features, names, config, "[windows, seq]"), True)
 
     else:
 
         @tf.function(input_signature=[ids] * 3)
         def serve_ids(input_ids, input_mask, segment_ids):
             features = {"input_ids": input_ids, "input_mask": input_mask, "segment_ids": segment_ids}
-            return _model_outputs(model, checked_token_ids(features, names, model.config, "[windows, seq]"), False)
+            return _model_outputs(model, checked_token_ids(features, names, config, "[windows, seq]"), False)
 
     archive.add_endpoint(TEXT_SIGNATURE, serve_text)
     archive.add_endpoint(IDS_SIGNATURE, serve_ids)

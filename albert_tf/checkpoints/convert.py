@@ -16,7 +16,6 @@ With none, the weights are still written and a warning says that no tokenizer wa
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import os
 from collections.abc import Callable
@@ -29,7 +28,7 @@ from albert_tf.checkpoints import huggingface, native, official, trainer_layout
 from albert_tf.checkpoints.formats import FORMATS
 from albert_tf.checkpoints.heads import official_head_names
 from albert_tf.checkpoints.huggingface_names import official_to_huggingface_name
-from albert_tf.checkpoints.paths import list_run_checkpoints, resolve_checkpoint_path
+from albert_tf.checkpoints.paths import checkpoint_paths, list_run_checkpoints
 from albert_tf.checkpoints.report import (
     CheckpointError,
     LoadReport,
@@ -230,10 +229,7 @@ def write_output(
 
 
 def _refuse_writing_onto_input(input_path: str, output_path: str, output_format: str, overwrite: bool) -> None:
-    inputs = [input_path]
-    with contextlib.suppress(CheckpointError, OSError):
-        inputs.append(resolve_checkpoint_path(input_path))  # a folder given as --input stands for its checkpoint
-    hit = _fs.written_input(inputs, [output_path])
+    hit = _fs.written_input(checkpoint_paths(input_path), [output_path])
     if hit is not None:
         raise CheckpointError(f"--output {output_path} would write onto the input {hit[0]}; choose another --output")
     if output_format != "albert_tf" or output_path.endswith((".keras", ".weights.h5")) or overwrite:

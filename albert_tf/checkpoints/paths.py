@@ -93,6 +93,17 @@ class _Reader:
         return getattr(self._reader, name)
 
 
+def checkpoint_paths(path: str) -> list[str]:
+    """``path`` and, when it resolves, the checkpoint prefix it stands for (a folder's latest checkpoint): what a
+    command reads, for the checks that refuse writing onto it."""
+    paths = [path]
+    try:
+        paths.append(resolve_checkpoint_path(path))
+    except (CheckpointError, OSError):
+        pass
+    return paths
+
+
 def checkpoint_reader(prefix: str) -> Any:
     """``tf.train.load_checkpoint`` of a checkpoint *prefix* (from :func:`resolve_checkpoint_path`), without its
     directory test (see the module docstring: on ``ram://`` every prefix passes it). A damaged file is one

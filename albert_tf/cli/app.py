@@ -97,32 +97,30 @@ _OS_ERRORS = {
 }
 
 
-def _flag_of(path: str, fv: flags.FlagValues) -> str | None:
-    """The albert-tf flag whose value is ``path``, or a path through it (``--output_dir=<a file>/run``)."""
+def _path_flags(fv: flags.FlagValues) -> list[tuple[str, str]]:
+    """``(flag, normalised local path)`` of every albert-tf flag holding a non-empty local path string."""
     from albert_tf.cli.flags import option_values
 
-    path = os.path.normpath(path)
-    exact, through = None, None
-    for name, value in option_values(fv).items():
-        if not isinstance(value, str) or not value or "://" in value:
-            continue
-        value = os.path.normpath(value)
-        if value == path:
-            exact = exact or name
-        elif value.startswith(path.rstrip("/") + "/") or path.startswith(value.rstrip("/") + "/"):
-            through = through or name
-    return exact or through
+    return [(name, os.path.normpath(value)) for name, value in option_values(fv).items()
+            if isinstance(value, str) and value and "://" not in value]
+
+
+def _under(path: str, folder: str) -> bool:
+    return path.startswith(folder.rstrip("/") + "/")
 
 
 def _flag_through(path: str, fv: flags.FlagValues) -> str | None:
     """The albert-tf flag whose value is a path under ``path`` (``--output_dir=<path>/run``)."""
-    from albert_tf.cli.flags import option_values
+    path = os.path.normpath(path)
+    return next((name for name, value in _path_flags(fv) if _under(value, path)), None)
 
-    head = os.path.normpath(path).rstrip("/") + "/"
-    for name, value in option_values(fv).items():
-        if isinstance(value, str) and os.path.normpath(value).startswith(head):
-            return name
-    return None
+
+def _flag_of(path: str, fv: flags.FlagValues) -> str | None:
+    """The albert-tf flag whose value is ``path``, else one whose value is under it or above it."""
+    path = os.path.normpath(path)
+    found = _path_flags(fv)
+    exact = next((name for name, value in found if value == path), None)
+    return exact or next((name for name, value in found if _under(value, path) or _under(path, value)), None)
 
 
 def describe_os_error(error: OSError, fv: flags.FlagValues | None = None) -> str:
@@ -226,8 +224,9 @@ def run(
         except interrupts.Interrupted as e:  # Ctrl-C / SIGTERM: the unwinding closed what was open
             interrupts.stop(e)
         except Exception as e:
-            if interrupts.cause(e) is not None:  # e.g. an import that the signal cut short
-                interrupts.stop(interrupts.cause(e))
+            interrupted = interrupts.cause(e)
+            if interrupted is not None:  # e.g. an import that the signal cut short
+                interrupts.stop(interrupted)
             if verbose or not isinstance(e, (*errors, *common_errors())):  # the types, asked after the failure
                 raise
             print(f"error: {describe(e)}", file=sys.stderr)

@@ -22,8 +22,6 @@ Load the exports with `import tensorflow_text` first (SentencePiece ops).
 
 from __future__ import annotations
 
-import contextlib
-
 from absl import flags
 
 from albert_tf.cli import app
@@ -152,17 +150,13 @@ def _refuse_other_tasks_flags(chosen: str) -> None:
 def _check_export_dir(export_dir: str, checkpoint: str) -> None:
     """A file where the export folder goes, or an export folder that holds the checkpoint it reads: one line."""
     from albert_tf import files as _fs
-    from albert_tf.checkpoints.paths import resolve_checkpoint_path
-    from albert_tf.checkpoints.report import CheckpointError
+    from albert_tf.checkpoints.paths import checkpoint_paths
     from albert_tf.training.run_config import RunError
 
     blocker = _fs.file_in_the_way(export_dir)
     if blocker is not None:
         raise RunError(f"--export_dir={export_dir}: {blocker} is a file, not a directory")
-    inputs = [checkpoint]
-    with contextlib.suppress(CheckpointError, OSError):
-        inputs.append(resolve_checkpoint_path(checkpoint))
-    hit = _fs.written_input(inputs, [export_dir])
+    hit = _fs.written_input(checkpoint_paths(checkpoint), [export_dir])
     if hit is not None:
         raise RunError(f"--export_dir={export_dir} holds the input checkpoint {hit[0]}: choose another folder")
 

@@ -133,6 +133,15 @@ def deferred() -> Iterator[None]:
             raise Interrupted(signum)
 
 
+def settled() -> None:
+    """The command's outcome is decided (its work done, or its one error line printed): from here a signal is
+    ignored. The exit that follows tears down the interpreter and TensorFlow; Python restores the default handlers
+    early in that teardown, so a Ctrl-C landing there killed a finished run (exit status -2, no line)."""
+    if threading.current_thread() is threading.main_thread():
+        for signum in SIGNALS:
+            signal.signal(signum, signal.SIG_IGN)
+
+
 def stop(error: Interrupted, hard: bool = False) -> None:
     """Print :func:`message` on stderr and end the process with ``error.exit_status`` (130 or 143).
 

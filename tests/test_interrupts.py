@@ -106,6 +106,37 @@ def test_a_handler_installed_by_someone_else_is_left_alone(installed):
     assert signal.getsignal(signal.SIGTERM) is mine
 
 
+_AT_EXIT = """
+import atexit, os, signal, sys, time
+import albert_tf.cli
+from albert_tf.cli import app
+
+def at_exit():  # a Ctrl-C that lands while the interpreter tears down, after the command's work
+    os.kill(os.getpid(), signal.SIGINT)
+    time.sleep(0.2)
+
+def main(argv):
+    atexit.register(at_exit)
+    if sys.argv[-1] == "fail":
+        raise ValueError("bad input")
+    print("done")
+
+app.run(main, "a command", errors=(ValueError,), argv=sys.argv[:1])
+"""
+
+
+@pytest.mark.parametrize("outcome, status", [("ok", 0), ("fail", 2)])
+def test_a_signal_after_the_outcome_is_settled_does_not_change_it(tmp_path, outcome, status):
+    """Once a command has finished (or printed its error) a signal during the exit is ignored: the full run saw a
+    Ctrl-C land in TensorFlow's teardown kill a finished run_pretraining (exit -2, no line)."""
+    script = tmp_path / "command.py"
+    script.write_text(_AT_EXIT)
+    result = subprocess.run([sys.executable, str(script), outcome], capture_output=True, text=True, cwd=ROOT,
+                            env=dict(ENV, PYTHONPATH=ROOT), timeout=120)
+    assert result.returncode == status, result.stderr
+    assert "Traceback" not in result.stderr and "interrupted" not in result.stderr, result.stderr
+
+
 # --------------------------------------------------------------------------------------- the real commands
 @pytest.fixture(scope="module")
 def inputs(tmp_path_factory):

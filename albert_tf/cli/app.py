@@ -230,7 +230,9 @@ def run(
             if verbose or not isinstance(e, (*errors, *common_errors())):  # the types, asked after the failure
                 raise
             print(f"error: {describe(e)}", file=sys.stderr)
+            interrupts.settled()
             sys.exit(2)
+        interrupts.settled()
         sys.exit(code or 0)
 
     app.run(wrapped, argv=argv)

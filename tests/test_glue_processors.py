@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import random
 
 import numpy as np
 import pytest
@@ -300,6 +301,29 @@ def test_regression_features_keep_float_labels(tmp_path):
     )
     rec = _read_records(split.record_file, 6, True)[0]
     assert rec["label_ids"] == pytest.approx(3.8)
+
+
+def test_a_training_cache_is_written_in_one_seeded_permutation_of_a_sorted_file(tmp_path):
+    """STS-B's train.tsv is sorted by genre; read through a 1,000-record shuffle buffer in file order, batches came
+    from one genre at a time (benchmarks/README.md, fine-tuning parity). Shuffled, the records are the examples in
+    random.Random(12345)'s permutation, every genre from the start; ``shuffle=False`` keeps the file's order."""
+    header = b"index\tgenre\tfilename\tyear\told_index\tsource1\tsource2\tsentence1\tsentence2\tscore\n"
+    rows = [f"{i}\t{'captions' if i < 100 else 'news'}\tf\ty\t{i}\ts\ts\ta\tb\t{i / 100:.2f}\n" for i in range(200)]
+    root = _write(tmp_path, "STS-B", "train.tsv", header + "".join(rows).encode())
+    proc, tok, cache = glue.get_processor("sts-b"), WhitespaceTokenizer(["a", "b"]), str(tmp_path / "c")
+    in_file_order = glue.cached_features(proc, root, "train", tok, 6, cache)
+    shuffled = glue.cached_features(proc, root, "train", tok, 6, cache, shuffle=True)
+    assert shuffled.record_file != in_file_order.record_file and shuffled.key["order"] == "shuffled-12345"
+    file_scores = [float(r["label_ids"]) for r in _read_records(in_file_order.record_file, 6, True)]
+    scores = [float(r["label_ids"]) for r in _read_records(shuffled.record_file, 6, True)]
+    assert file_scores == pytest.approx([i / 100 for i in range(200)])
+    assert scores == pytest.approx([float(e.label) for e in shuffled.examples])  # examples come in record order
+    assert sorted(scores) == pytest.approx(file_scores) and scores != pytest.approx(file_scores)
+    expected = list(range(200))
+    random.Random(12345).shuffle(expected)  # the official run_squad's shuffle of training examples
+    assert scores == pytest.approx([i / 100 for i in expected])
+    assert min(scores[:40]) < 1.0 < max(scores[:40])  # both genres in the first window
+    assert glue.cached_features(proc, root, "train", tok, 6, cache, shuffle=True).reused
 
 
 def test_submission_rows_labels_and_clipped_scores(tmp_path):

@@ -205,12 +205,19 @@ def test_cache_key_reuse_and_dataset(race_root, tokenizer, tmp_path, monkeypatch
         {"max_qa_length": 12},
         {"middle_only": True},
         {"high_only": True},
+        {"shuffle": True},
         {"tokenizer": FullTokenizer(spm_model_file=str(shared_path("spm", "30k-clean.model")), do_lower_case=False)},
     ):
         args = {"tokenizer": tokenizer, "max_seq_length": 64, "max_qa_length": 16, **kwargs}
         other = race.cached_features(str(data), "dev", cache_dir=cache, **args)
         assert not other.reused and other.key not in keys, kwargs
         keys.add(other.key)
+    shuffled = race.cached_features(str(data), "dev", tokenizer, 64, 16, cache, shuffle=True)
+    assert shuffled.reused and sorted(e.example_id for e in shuffled.examples) == sorted(
+        e.example_id for e in first.examples) and [e.example_id for e in shuffled.examples] != [
+        e.example_id for e in first.examples]
+    labels = [int(b["label_ids"].numpy()[0]) for b in race.load_dataset(shuffled.record_file, 64, 1, is_training=False)]
+    assert labels == [e.label for e in shuffled.examples]  # the examples come in record order
     changed = data / "RACE" / "dev" / "high" / "73.txt"
     passage = json.loads(changed.read_text(encoding="utf-8"))
     passage["article"] += " One more sentence."

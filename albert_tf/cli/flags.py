@@ -216,8 +216,8 @@ def define_fine_tuning_flags(
     **training_defaults: Any,
 ) -> None:
     """What every fine-tuning runner shares (GLUE, SQuAD, RACE): model config, tokenizer, lengths, feature cache,
-    ``--predict_checkpoint``, ``--sharing``, ``--bucket_lengths``, the TF-Hub module flag, and the training flags
-    (official aliases ``--train_step`` / ``--warmup_step``) with the runner's defaults."""
+    ``--predict_checkpoint``, ``--sharing``, ``--bucket_lengths``, ``--shuffle_train_examples``, the TF-Hub module
+    flag, and the training flags (official aliases ``--train_step`` / ``--warmup_step``) with the runner's defaults."""
     if "albert_config_file" in fv:
         return
     flags.DEFINE_string("albert_config_file", None,
@@ -239,6 +239,12 @@ def define_fine_tuning_flags(
         "(capped at --max_seq_length), so XLA/TPUs see few shapes; results equal fixed padding up to float "
         "rounding (SQuAD v1 training, whose official loss sees padding, and training on TPUs keep the full length). "
         "'none': pad every batch to --max_seq_length.", flag_values=fv)
+    flags.DEFINE_bool(
+        "shuffle_train_examples", True,
+        "Write the training features in one seeded permutation (random.Random(12345), as the official run_squad "
+        "does); the input then shuffles through a 1,000-record buffer. --noshuffle_train_examples keeps the "
+        "training file's order, as the official run_classifier.py and run_race.py do: a sorted file (STS-B's is "
+        "sorted by genre) then trains on one part of it at a time.", flag_values=fv)
     define_hub_module_flag(fv)
     define_all_training_flags(fv, **training_defaults)
     flags.DEFINE_alias("train_step", "num_train_steps", flag_values=fv)

@@ -31,6 +31,8 @@ class FineTuningOptions:
     cached_dir: str | None = None
     #: Length buckets of the input batches (``data.batching``); ``none`` pads every batch to ``max_seq_length``.
     bucket_lengths: str = DEFAULT_BUCKET_LENGTHS
+    #: Write the training cache in a seeded permutation (``data.cache.training_order``); False: the file's order.
+    shuffle_train_examples: bool = True
 
     def __post_init__(self) -> None:
         try:  # a bad --bucket_lengths is an option error, found before any work

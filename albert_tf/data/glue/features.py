@@ -18,7 +18,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from albert_tf import files as _fs
-from albert_tf.data.cache import file_digest, key_digest, tokenizer_identity
+from albert_tf.data.cache import file_digest, key_digest, tokenizer_identity, training_order
 from albert_tf.data.glue.tsv import GlueProcessor, InputExample
 from albert_tf.tokenization.packing import pack_inputs
 
@@ -58,10 +58,17 @@ def convert_example(
 
 
 def cache_key(
-    processor: GlueProcessor, split: str, source_paths: Sequence[str], tokenizer: Any, max_seq_length: int
+    processor: GlueProcessor,
+    split: str,
+    source_paths: Sequence[str],
+    tokenizer: Any,
+    max_seq_length: int,
+    order: str = "file",
 ) -> dict[str, Any]:
-    """Everything that affects the features of one split (the cache file name hashes it)."""
+    """Everything that affects the features of one split (the cache file name hashes it); ``order`` is the record
+    order's name from ``data.cache.training_order``."""
     return {
+        "order": order,
         "format_version": FEATURE_FORMAT_VERSION,
         "task": processor.name,
         "split": split,
@@ -111,7 +118,7 @@ def _serialize(features: InputFeatures, is_regression: bool) -> bytes:
 
 @dataclasses.dataclass
 class CachedSplit:
-    """A split converted to TFRecords: the record file, its key and the examples behind it."""
+    """A split converted to TFRecords: the record file, its key and the examples behind it (in record order)."""
 
     record_file: str
     key: dict[str, Any]
@@ -127,15 +134,17 @@ def cached_features(
     tokenizer: Any,
     max_seq_length: int,
     cache_dir: str,
+    shuffle: bool = False,
 ) -> CachedSplit:
     """Read, convert and write one split to ``cache_dir``, or reuse the file with the same key.
 
     The file name carries a hash of :func:`cache_key`; a JSON sidecar records the key and the
-    example count. Writing goes to a temporary name first, so a killed run leaves no half file.
+    example count. Writing goes to a temporary name first, so a killed run leaves no half file. ``shuffle``
+    writes the examples in ``data.cache.training_order``'s seeded permutation (for a training split).
     """
     sources = processor.source_paths(data_dir, split)
-    examples = processor.get_examples(data_dir, split)
-    key = cache_key(processor, split, sources, tokenizer, max_seq_length)
+    examples, order = training_order(processor.get_examples(data_dir, split), shuffle)
+    key = cache_key(processor, split, sources, tokenizer, max_seq_length, order)
     digest = key_digest(key)
     _fs.makedirs(cache_dir)
     record = os.path.join(cache_dir, f"{processor.name}_{split}_{digest}.tf_record")

@@ -2,11 +2,12 @@
 
 Records (official ``file_based_convert_examples_to_features``): ``input_ids``, ``input_mask``, ``segment_ids``
 (int64 ``[4 * max_seq_length]``, the four choices one after the other), ``label_ids`` (int64, -1 without an
-answer) and ``is_real_example`` (int64 0/1), one record per question in reading order.
+answer) and ``is_real_example`` (int64 0/1), one record per question in reading order (a training split: in a
+seeded permutation, unless ``--noshuffle_train_examples``).
 
 :func:`cached_features` names the file after a hash of everything that affects it: the content of every source
 file (sha256 of the bytes the reader parsed, so each file is read once) with its name relative to ``data_dir``,
-the split, the level filter, the tokenizer identity, ``max_seq_length``, ``max_qa_length`` and
+the split, the level filter, the record order, the tokenizer identity, ``max_seq_length``, ``max_qa_length`` and
 :data:`FEATURE_FORMAT_VERSION`. The same key reuses the file without tokenising again (the official reuses
 ``train_file`` whenever it exists, even after a flag changed). A JSON side file records the key, the example count
 and the conversion report (how many articles / qa texts were cut). Both files are written under a temporary name
@@ -24,7 +25,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from albert_tf import files as _fs
-from albert_tf.data.cache import key_digest, tokenizer_identity
+from albert_tf.data.cache import key_digest, tokenizer_identity, training_order
 from albert_tf.data.race.features import UNLABELLED, RaceFeature, check_lengths, convert_examples
 from albert_tf.data.race.reader import NUM_CHOICES, RaceExample, read_race_split
 
@@ -92,10 +93,13 @@ def cache_key(
     max_qa_length: int,
     middle_only: bool,
     high_only: bool,
+    order: str = "file",
 ) -> dict[str, Any]:
-    """Everything that affects the records; ``sources`` are ``(relative path, sha256)`` in reading order."""
+    """Everything that affects the records; ``sources`` are ``(relative path, sha256)`` in reading order, ``order``
+    the record order's name from ``data.cache.training_order``."""
     listing = "".join(f"{name}\0{digest}\n" for name, digest in sources)
     return {
+        "order": order,
         "format_version": FEATURE_FORMAT_VERSION,
         "task": "race",
         "split": split,
@@ -158,12 +162,15 @@ def cached_features(
     cache_dir: str,
     middle_only: bool = False,
     high_only: bool = False,
+    shuffle: bool = False,
 ) -> CachedRace:
     """Read ``data_dir/RACE/<split>`` (validated first), convert and write the records to ``cache_dir``, or reuse
-    the file of the same key (no re-tokenisation). See the module docstring for the key."""
+    the file of the same key (no re-tokenisation). See the module docstring for the key. ``shuffle`` writes the
+    questions in ``data.cache.training_order``'s seeded permutation (for the training split)."""
     check_lengths(max_seq_length, max_qa_length)
     examples, sources = read_race_split(data_dir, split, middle_only, high_only)
-    key = cache_key(sources, split, tokenizer, max_seq_length, max_qa_length, middle_only, high_only)
+    examples, order = training_order(examples, shuffle)
+    key = cache_key(sources, split, tokenizer, max_seq_length, max_qa_length, middle_only, high_only, order)
     digest = key_digest(key)
     _fs.makedirs(cache_dir)
     record_file = os.path.join(cache_dir, f"race_{split}_{key['levels']}_{digest}.tf_record")

@@ -20,12 +20,11 @@ import dataclasses
 import json
 import logging
 import os
-import random
 from collections.abc import Sequence
 from typing import Any
 
 from albert_tf import files as _fs
-from albert_tf.data.cache import file_digest, key_digest, tokenizer_identity
+from albert_tf.data.cache import TRAIN_SHUFFLE_SEED, file_digest, key_digest, tokenizer_identity, training_order
 from albert_tf.data.squad.features import ConversionReport, SquadFeature, convert_examples_to_features
 from albert_tf.data.squad.reader import SquadExample, read_squad_examples
 
@@ -44,8 +43,6 @@ __all__ = [
 
 # Bump when the record layout, the side file or the conversion changes: it is part of every cache key.
 FEATURE_FORMAT_VERSION = 1
-# The official run_squad_v{1,2}.py shuffle the training *examples* with random.Random(12345) before conversion.
-TRAIN_SHUFFLE_SEED = 12345
 
 _INPUT_NAMES = ("input_ids", "input_mask", "segment_ids", "p_mask")
 _LABEL_NAMES = ("start_positions", "end_positions", "is_impossible")
@@ -182,17 +179,17 @@ def cached_features(
     cache_dir: str,
     do_lower_case: bool = True,
     examples: list[SquadExample] | None = None,
+    shuffle: bool = True,
 ) -> CachedSquad:
     """Read ``squad_file`` (or take its ``examples``, read already), convert it and write the records + side file to
     ``cache_dir``, or reuse the files of the same key (no re-tokenisation). Training examples are shuffled with
-    ``random.Random(12345)`` first, as the official runners do. The report's lines are logged (warnings when
-    something was not used)."""
+    ``random.Random(12345)`` first, as the official runners do (``shuffle=False``: the file's order). The report's
+    lines are logged (warnings when something was not used)."""
     if examples is None:
         examples = read_squad_examples(squad_file, is_training, version_2_with_negative)
-    examples = list(examples)  # the shuffle below must not reorder the caller's list
-    if is_training:
-        random.Random(TRAIN_SHUFFLE_SEED).shuffle(examples)
+    examples, order = training_order(examples, shuffle and is_training)  # a copy: the caller's list keeps its order
     key = {  # everything that affects the features (the file names hash it)
+        "order": order,
         "format_version": FEATURE_FORMAT_VERSION,
         "source_sha256": file_digest(squad_file),
         "tokenizer": tokenizer_identity(tokenizer),

@@ -166,7 +166,8 @@ class GlueTask(FineTuningTask):
         cache_dir = self.cache_dir()
         for split in self._needed_splits():
             self.splits[split] = glue.cached_features(
-                self.processor, self.options.data_dir, split, self.tokenizer, self.max_seq_length, cache_dir
+                self.processor, self.options.data_dir, split, self.tokenizer, self.max_seq_length, cache_dir,
+                shuffle=split == glue.TRAIN and self.options.shuffle_train_examples,
             )
             report = self.processor.last_report  # what reading the split's TSV counted (skipped short rows)
             if report is not None:

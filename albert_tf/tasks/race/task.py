@@ -147,6 +147,7 @@ class RaceTask(FineTuningTask):
                 o.data_dir, SPLITS[split], self.tokenizer, o.max_seq_length, o.max_qa_length,
                 self.cache_dir(official_files[split]),
                 middle_only=o.middle_only, high_only=o.high_only,
+                shuffle=split == TRAIN and o.shuffle_train_examples,
             )
             logging.info("RACE %s: %d questions (%s)", SPLITS[split], self.cached[split].num_examples,
                          "reused cache" if self.cached[split].reused else "tokenized")

@@ -215,7 +215,7 @@ class SquadTask(FineTuningTask):
         if self.run.do_train:
             self.cached[TRAIN] = squad_data.cached_features(
                 o.train_file, is_training=True, cache_dir=self.cache_dir(o.train_feature_file),
-                examples=self.train_examples, **common
+                examples=self.train_examples, shuffle=o.shuffle_train_examples, **common
             )
             if not self.cached[TRAIN].num_features:
                 raise TaskError(f"--train_file {o.train_file}: no question gave a feature (see the alignment report)")

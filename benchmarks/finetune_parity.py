@@ -382,6 +382,10 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--output", default="", help="also write the JSON here (after every run)")
     p.add_argument("--markdown", nargs="+", default=[], metavar="JSON",
                    help="print the README table of these finished runs' JSON files and exit")
+    p.add_argument("--reuse_transformers", default="", metavar="JSON",
+                   help="take transformers' seeds from this earlier result of the same task, settings and initial "
+                        "weights instead of training them again (its batches are fresh permutations of the whole "
+                        "training set, so albert-tf's changes leave them as they were)")
     p.add_argument("--smoke", action="store_true",
                    help="checks the script in minutes: the tiny budget's model pretrained 10 steps, 4 fine-tuning "
                         "steps")
@@ -418,12 +422,14 @@ def main(argv=None) -> dict:
     result = {"benchmark": "finetune_parity", "task": args.task, "settings": settings,
               "initial_weights": {"pretrain_steps": args.pretrain_steps, "curve": pretraining_curve(args)},
               "baseline": majority_baseline(args, settings), "albert_tf": [], "transformers_torch": []}
+    reused = reused_transformers(args.reuse_transformers, result) if args.reuse_transformers else {}
     for seed in range(args.seeds):
         log(f"{args.task} seed {seed}: albert-tf")
         with contextlib.redirect_stdout(sys.stderr):
             result["albert_tf"].append(run_albert_tf(args, settings, hf_dir, config_file, seed, workdir))
         log(f"{args.task} seed {seed}: transformers -> {result['albert_tf'][-1]['metrics']}")
-        result["transformers_torch"].append(run_transformers(args, settings, hf_dir, seed, workdir))
+        result["transformers_torch"].append(
+            reused[seed] if seed in reused else run_transformers(args, settings, hf_dir, seed, workdir))
         log(f"{args.task} seed {seed}: transformers {result['transformers_torch'][-1]['metrics']}")
         if args.output:
             _write(args.output, result)
@@ -434,6 +440,21 @@ def main(argv=None) -> dict:
         _write(args.output, result)
     print(json.dumps(result, indent=1))
     return result
+
+
+def reused_transformers(path: str, result: dict) -> dict[int, dict]:
+    """transformers' per-seed results of an earlier run, by seed, marked with the file they come from; that run must
+    have had the same task, settings, initial weights' pretraining steps and majority baseline."""
+    with open(path, encoding="utf-8") as f:
+        earlier = json.load(f)
+    for key in ("task", "settings", "baseline"):
+        if earlier.get(key) != result[key]:
+            raise SystemExit(f"--reuse_transformers={path}: its {key} differs from this run's ({earlier.get(key)!r})")
+    if earlier["initial_weights"]["pretrain_steps"] != result["initial_weights"]["pretrain_steps"]:
+        raise SystemExit(f"--reuse_transformers={path}: other initial weights")
+    date = earlier.get("machine", {}).get("date_utc", "an earlier run")
+    source = f"{os.path.basename(path)} ({date})"
+    return {r["seed"]: {**r, "reused_from": source} for r in earlier["transformers_torch"]}
 
 
 KEY_METRICS = {"SST-2": "accuracy", "MRPC": "accuracy", "STS-B": "pearson", "CoLA": "mcc", "squad_v1": "f1"}

@@ -5,7 +5,8 @@ or of the task's options, so :func:`option_values` + ``ExperimentConfig.from_fla
 configuration in one hop. Official names are kept (``iterations_per_loop``, ``use_tpu``, ``tpu_name``,
 ``save_checkpoints_steps``, ``keep_checkpoint_max``, ``optimizer``, ``learning_rate``, ``poly_power``,
 ``num_warmup_steps``, ``start_warmup_step``, ``init_from_group0``) next to the new ones (``strategy``,
-``steps_per_loop``, ``mixed_precision``, ``jit_compile``, ``gradient_accumulation_steps``). Every
+``steps_per_loop``, ``mixed_precision``, ``jit_compile``, ``recompute_activations``,
+``gradient_accumulation_steps``). Every
 ``define_*`` function takes the runner's defaults and a ``FlagValues`` and is idempotent.
 """
 
@@ -95,6 +96,11 @@ def define_training_loop_flags(
         flag_values=fv,
     )
     flags.DEFINE_bool("jit_compile", False, "Compile the forward/backward pass with XLA.", flag_values=fv)
+    flags.DEFINE_bool(
+        "recompute_activations", False,
+        "Keep only each transformer layer's input for the backward pass and recompute its activations there: "
+        "far less training memory (long sequences, large models) for one more forward pass per step; the "
+        "same gradients (benchmarks/activation_memory.py).", flag_values=fv)
     flags.DEFINE_integer("save_checkpoints_steps", save_checkpoints_steps,
                          "Save a checkpoint (and, with --do_eval, evaluate it) every this many steps.", flag_values=fv)
     flags.DEFINE_integer("keep_checkpoint_max", keep_checkpoint_max,
@@ -216,8 +222,9 @@ def define_fine_tuning_flags(
     **training_defaults: Any,
 ) -> None:
     """What every fine-tuning runner shares (GLUE, SQuAD, RACE): model config, tokenizer, lengths, feature cache,
-    ``--predict_checkpoint``, ``--sharing``, ``--bucket_lengths``, ``--shuffle_train_examples``, the TF-Hub module
-    flag, and the training flags (official aliases ``--train_step`` / ``--warmup_step``) with the runner's defaults."""
+    ``--predict_checkpoint``, ``--sharing``, ``--bucket_lengths``, ``--shuffle_train_examples``, ``--num_trials``,
+    ``--trial_selection``, the TF-Hub module flag, and the training flags (official aliases ``--train_step`` /
+    ``--warmup_step``) with the runner's defaults."""
     if "albert_config_file" in fv:
         return
     flags.DEFINE_string("albert_config_file", None,
@@ -245,6 +252,14 @@ def define_fine_tuning_flags(
         "does); the input then shuffles through a 1,000-record buffer. --noshuffle_train_examples keeps the "
         "training file's order, as the official run_classifier.py and run_race.py do: a sorted file (STS-B's is "
         "sorted by genre) then trains on one part of it at a time.", flag_values=fv)
+    flags.DEFINE_integer(
+        "num_trials", 1,
+        "Fine-tune this many times with seeds --seed, --seed+1, ... (each a whole run in <output_dir>/trial_<k>, "
+        "needs --do_train --do_eval); run_summary.json reports every trial's dev metrics, their median, mean and "
+        "spread, and --export_dir exports the trial of --trial_selection.", flag_values=fv)
+    flags.DEFINE_enum("trial_selection", "median", ["median", "best"],
+                      "With --num_trials: export the trial whose dev score is the median (the lower middle one for "
+                      "an even count) or the best (labelled as such in run_summary.json).", flag_values=fv)
     define_hub_module_flag(fv)
     define_all_training_flags(fv, **training_defaults)
     flags.DEFINE_alias("train_step", "num_train_steps", flag_values=fv)

@@ -18,6 +18,7 @@ import keras
 from keras import ops
 
 from albert_tf.modeling.initializers import truncated_normal
+from albert_tf.modeling.recompute import dropout
 
 MASK_NEGATIVE = -10000.0
 
@@ -86,7 +87,7 @@ class AlbertAttention(keras.layers.Layer):
         scores = ops.matmul(q, ops.transpose(k, (0, 1, 3, 2)))  # [B, N, S, S]
         scores = ops.cast(scores, "float32") + ops.cast(attention_bias, "float32")
         probs = ops.softmax(scores, axis=-1)
-        probs = self.attention_dropout(ops.cast(probs, dtype), training=training)
+        probs = dropout(self.attention_dropout, ops.cast(probs, dtype), training)
         context = ops.matmul(probs, v)  # [B, N, S, D]
         context = ops.reshape(ops.transpose(context, (0, 2, 1, 3)), (b, s, n * d))
         return ops.matmul(context, ops.cast(self.output_kernel, dtype)) + ops.cast(self.output_bias, dtype)
@@ -113,7 +114,7 @@ class AlbertAttention(keras.layers.Layer):
         scores = ops.matmul(q, ops.transpose(k, (0, 1, 3, 2)))  # [B, N, P, S]
         scores = ops.cast(scores, "float32") + ops.cast(attention_bias, "float32")
         probs = ops.softmax(scores, axis=-1)
-        probs = self.attention_dropout(ops.cast(probs, dtype), training=training)
+        probs = dropout(self.attention_dropout, ops.cast(probs, dtype), training)
         context = ops.matmul(probs, v)  # [B, N, P, D]
         context = ops.reshape(ops.transpose(context, (0, 2, 1, 3)), (b, p, n * d))
         return ops.matmul(context, ops.cast(self.output_kernel, dtype)) + ops.cast(self.output_bias, dtype)

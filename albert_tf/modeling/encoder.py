@@ -20,6 +20,10 @@ at the masked positions) and ``pooled_output``, no ``sequence_output``. Exact: t
 values still come from every position of the block below, and no later computation reads other rows.
 Only the last inner block can be cut: with K > 1 the earlier inner blocks of the last layer feed the
 keys and values of the next one, which need every position. Same variables, so every checkpoint loads.
+
+``recompute_activations=True`` recomputes every block application's activations in the backward pass instead
+of keeping them (``modeling.recompute``): training memory grows with the L block inputs instead of L blocks'
+attention scores and FFN intermediates, at the cost of one more forward pass. Same variables and outputs.
 """
 
 from __future__ import annotations
@@ -110,7 +114,7 @@ class AlbertEncoder(RebuiltFromConfig, keras.Model):
     ``masked_sequence_output`` [B, P, H] and ``pooled_output`` (module docstring).
     """
 
-    config_options = ("sharing", "output_all_layers", "last_layer_subset")
+    config_options = ("sharing", "output_all_layers", "last_layer_subset", "recompute_activations")
 
     def __init__(
         self,
@@ -118,6 +122,7 @@ class AlbertEncoder(RebuiltFromConfig, keras.Model):
         sharing: str = "all",
         output_all_layers: bool = False,
         last_layer_subset: bool = False,
+        recompute_activations: bool = False,
         name: str = "albert_encoder",
         **kwargs,
     ):
@@ -147,6 +152,9 @@ class AlbertEncoder(RebuiltFromConfig, keras.Model):
                 c.hidden_size, kernel_initializer=init, name="embedding_hidden_mapping_in", dtype=dtype
             )
         blocks = self._make_blocks(c, sharing, dtype)
+        for row in blocks:
+            for block in row:
+                block.recompute = bool(recompute_activations)
         pooler = keras.layers.Dense(
             c.hidden_size, activation="tanh", kernel_initializer=init, name="pooler_dense", dtype=dtype
         )
@@ -180,6 +188,7 @@ class AlbertEncoder(RebuiltFromConfig, keras.Model):
         self.sharing = sharing
         self.output_all_layers = output_all_layers
         self.last_layer_subset = bool(last_layer_subset)
+        self.recompute_activations = bool(recompute_activations)
         self.embeddings = embeddings
         self.embedding_hidden_mapping_in = mapping
         self.pooler = pooler

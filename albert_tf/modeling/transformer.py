@@ -23,6 +23,7 @@ from albert_tf.modeling.attention import AlbertAttention
 from albert_tf.modeling.embeddings import LAYER_NORM_EPSILON
 from albert_tf.modeling.heads import gather_positions
 from albert_tf.modeling.initializers import truncated_normal
+from albert_tf.modeling.recompute import block_seed, dropout, recompute
 
 
 @keras.saving.register_keras_serializable(package="albert_tf")
@@ -65,11 +66,11 @@ class AttentionSublayer(keras.layers.Layer):
     def call(self, x, attention_bias, training=None, query_positions=None):
         """[B, S, H] -> [B, S, H]; with ``query_positions`` [B, P] only those rows: [B, P, H]."""
         if query_positions is None:
-            a = self.dropout(self.attention(x, attention_bias, training=training), training=training)
+            a = dropout(self.dropout, self.attention(x, attention_bias, training=training), training)
             return self.layer_norm(x + a)
         rows = gather_positions(x, query_positions)
         a = self.attention(x, attention_bias, training=training, query_input=rows)
-        return self.layer_norm(rows + self.dropout(a, training=training))
+        return self.layer_norm(rows + dropout(self.dropout, a, training))
 
     def compute_output_spec(self, x, attention_bias, training=None, query_positions=None):
         shape = x.shape if query_positions is None else tuple(query_positions.shape) + (x.shape[-1],)
@@ -130,7 +131,7 @@ class FeedForwardSublayer(keras.layers.Layer):
 
     def call(self, x, training=None):
         f = self.output_dense(self.intermediate(x))
-        return self.layer_norm(x + self.dropout(f, training=training))
+        return self.layer_norm(x + dropout(self.dropout, f, training))
 
     def compute_output_spec(self, x, training=None):
         return keras.KerasTensor(x.shape, dtype=self.compute_dtype)
@@ -153,6 +154,8 @@ class TransformerBlock(keras.layers.Layer):
 
     ``attention`` / ``ffn`` may be sublayers owned by another block: that is how the
     attention-only and FFN-only sharing ablations are built. Left as None, the block owns both.
+    ``recompute=True`` recomputes the block's activations in the backward pass (``modeling.recompute``); it is
+    an attribute, not a weight, so ``modeling.recompute.set_recompute`` can switch it on a built model.
     """
 
     def __init__(
@@ -166,9 +169,11 @@ class TransformerBlock(keras.layers.Layer):
         initializer_range: float = 0.02,
         attention: AttentionSublayer | None = None,
         ffn: FeedForwardSublayer | None = None,
+        recompute: bool = False,
         **kwargs,
     ):
         super().__init__(**kwargs)
+        self.recompute = bool(recompute)
         self.hidden_size = hidden_size
         self.num_attention_heads = num_attention_heads
         self.intermediate_size = intermediate_size
@@ -204,8 +209,19 @@ class TransformerBlock(keras.layers.Layer):
 
     def call(self, x, attention_bias, training=None, query_positions=None):
         """[B, S, H] -> [B, S, H]; with ``query_positions`` [B, P] the block's output at those rows [B, P, H]."""
-        a = self.attention_sublayer(x, attention_bias, training=training, query_positions=query_positions)
-        return self.ffn_sublayer(a, training=training)
+        def forward(x, attention_bias):
+            a = self.attention_sublayer(x, attention_bias, training=training, query_positions=query_positions)
+            return self.ffn_sublayer(a, training=training)
+
+        if not (self.recompute and training):
+            return forward(x, attention_bias)
+        seed = block_seed(self.dropout_layers())
+        return recompute(forward, seed, x, attention_bias)
+
+    def dropout_layers(self) -> list[keras.layers.Dropout]:
+        """The block's dropout sites (their seed generators feed a recomputed block's seed)."""
+        a = self.attention_sublayer
+        return [a.dropout, a.attention.attention_dropout, self.ffn_sublayer.dropout]
 
     def compute_output_spec(self, x, attention_bias, training=None, query_positions=None):
         shape = x.shape if query_positions is None else tuple(query_positions.shape) + (x.shape[-1],)
@@ -221,5 +237,6 @@ class TransformerBlock(keras.layers.Layer):
             dropout_rate=self.dropout_rate,
             attention_dropout_rate=self.attention_dropout_rate,
             initializer_range=self.initializer_range,
+            recompute=self.recompute,
         )
         return config

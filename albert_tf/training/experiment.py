@@ -12,12 +12,17 @@ It calls only the task's hooks (the :class:`~albert_tf.training.task.Task` contr
   ``ckpt-N`` of ``output_dir`` not yet evaluated (``do_eval`` without ``do_train``). The best checkpoint by
   ``task.key_metric`` is copied to ``best/ckpt-best``; nothing is deleted (only ``keep_checkpoint_max`` prunes).
 * Predict/export use ``--predict_checkpoint``, else the best copy, else the latest ``ckpt-N``.
+* :func:`run_trials` runs one fine-tuning several times with consecutive seeds (``--num_trials``) and exports the
+  trial of the median (or best) dev score.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import math
 import os
+import statistics
 from collections.abc import Callable
 from typing import Any
 
@@ -28,6 +33,7 @@ from absl import logging
 from albert_tf import files as _fs
 from albert_tf.checkpoints import init_from_checkpoint, resolve_checkpoint_path, trainer_layout
 from albert_tf.checkpoints.paths import list_run_checkpoints
+from albert_tf.export.savedmodel import EXPORT_INFO
 from albert_tf.training.evaluator import CheckpointEvaluator
 from albert_tf.training.optimizers import DEFAULT_EXCLUDE_FROM_WEIGHT_DECAY, create_optimizer
 from albert_tf.training.run_config import ExperimentConfig, RunError, RunOptions, TrainerOptions
@@ -130,6 +136,7 @@ def make_trainer(
         keep_checkpoint_max=options.keep_checkpoint_max,
         gradient_accumulation_steps=options.gradient_accumulation_steps,
         jit_compile=options.jit_compile,
+        recompute_activations=options.recompute_activations,
         mixed_precision=options.mixed_precision,
         eval_batch_size=options.eval_batch_size,
         max_eval_steps=options.max_eval_steps,
@@ -282,3 +289,101 @@ def _run_with(trainer: Trainer, task: Task, config: ExperimentConfig, results_di
         _fs.makedirs(results_dir)
         write_json(os.path.join(results_dir, "run_summary.json"), summary)
     return summary
+
+
+TRIAL_SELECTIONS = ("median", "best")
+
+
+def run_trials(
+    config: ExperimentConfig,
+    build: Callable[[ExperimentConfig], tuple[Task, ExperimentConfig]],
+    log: Callable[[str], None] | None = print,
+) -> dict[str, Any]:
+    """``--num_trials=N``: the same fine-tuning N times with seeds ``seed``, ``seed + 1``, ..., each a complete run
+    in ``<output_dir>/trial_<k>`` (train, evaluate every checkpoint, keep its best, predict); then every trial's
+    best dev metrics, their median, mean, standard deviation and range in ``<output_dir>/run_summary.json`` and the
+    log, and the export (``--export_dir``) of one trial's best checkpoint: the trial whose key-metric score is the
+    median (the lower of the middle two for an even N), or the best one with ``--trial_selection=best`` (the
+    summary says which). Fine-tuning of large ALBERTs fails to converge on some seeds (transformers#2104); one
+    seed's score says little, several say how much to trust it (ELECTRA's ``num_trials``).
+
+    ``build(config)`` makes the task and its final config (a task may derive its schedule from the data). With one
+    trial this is :func:`run_experiment` on ``config``. A rerun resumes or skips each trial like any run.
+    """
+    run = config.run
+    if run.num_trials == 1:
+        task, config = build(config)
+        return run_experiment(task, config, log=log)
+    if run.num_trials < 1:
+        raise RunError(f"--num_trials must be >= 1, got {run.num_trials}")
+    if run.trial_selection not in TRIAL_SELECTIONS:
+        raise RunError(f"--trial_selection={run.trial_selection!r}: expected one of {', '.join(TRIAL_SELECTIONS)}")
+    if not (run.do_train and run.do_eval):
+        raise RunError("--num_trials needs --do_train and --do_eval: the trials are compared by their dev scores")
+    if run.predict_checkpoint:
+        raise RunError("--num_trials trains its own models: --predict_checkpoint has no place in it")
+    if run.output_dir and list_run_checkpoints(run.output_dir):
+        raise RunError(f"--output_dir {run.output_dir} holds the checkpoints of a single run; the trials go into "
+                       "trial_<k> folders of a new --output_dir")
+    trials = []
+    for k in range(run.num_trials):
+        seed = config.trainer.seed + k
+        trial_run = dataclasses.replace(run, output_dir=os.path.join(run.output_dir, f"trial_{k}"), export_dir=None,
+                                        num_trials=1)
+        task, trial_config = build(dataclasses.replace(
+            config, run=trial_run, trainer=dataclasses.replace(config.trainer, seed=seed)))
+        if k == 0:
+            refuse_writing_among_inputs(task, run)  # the top-level --output_dir and --export_dir
+        if log is not None:
+            log(f"trial {k + 1} of {run.num_trials} (seed {seed}) in {trial_run.output_dir}")
+        summary = run_experiment(task, trial_config, log=log)
+        best = summary.get("best") or {}
+        if task.key_metric not in best:
+            raise RunError(f"trial {k} ({trial_run.output_dir}) has no dev {task.key_metric} to compare")
+        trials.append({"trial": k, "seed": seed, "output_dir": trial_run.output_dir, "best": best,
+                       "score": float(best[task.key_metric])})
+        if log is not None:
+            log(f"trial {k + 1} of {run.num_trials}: best dev {task.key_metric} {trials[-1]['score']:.4f}")
+    scores = [t["score"] for t in trials]
+    ranked = sorted(trials, key=lambda t: (t["score"], t["trial"]))
+    chosen = ranked[-1] if run.trial_selection == "best" else ranked[(len(ranked) - 1) // 2]
+    summary = {
+        "task": task.name, "key_metric": task.key_metric, "num_trials": run.num_trials, "trials": trials,
+        "median": statistics.median(scores), "mean": statistics.fmean(scores), "std": statistics.stdev(scores),
+        "min": min(scores), "max": max(scores), "selection": run.trial_selection,
+        "chosen_trial": chosen["trial"], "chosen_score": chosen["score"], "chosen_output_dir": chosen["output_dir"],
+    }
+    if log is not None:
+        log(f"{run.num_trials} trials, dev {task.key_metric}: median {summary['median']:.4f}, mean "
+            f"{summary['mean']:.4f} ± {summary['std']:.4f} (std), range {summary['min']:.4f}-{summary['max']:.4f}; "
+            f"the {run.trial_selection} trial is trial {chosen['trial']} ({chosen['score']:.4f})")
+    if run.export_dir:
+        folder = chosen["output_dir"]
+        checkpoint = trainer_layout.best_prefix(folder) if trainer_layout.has_best(folder) else \
+            list_run_checkpoints(folder)[-1][1]
+        summary["export_checkpoint"] = checkpoint
+        done = _existing_export(run.export_dir, checkpoint)
+        if done is not None:  # a rerun: this trial's model is exported already
+            summary["export_dir"] = done
+            if log is not None:
+                log(f"{done} is the export of {checkpoint} already")
+        else:
+            task, _ = build(dataclasses.replace(config, run=dataclasses.replace(
+                run, output_dir=folder, do_train=False, do_eval=False, do_predict=False, num_trials=1)))
+            summary["export_dir"] = export_checkpoint(task, checkpoint, run.export_dir, flag="--output_dir")
+    if is_chief_process():
+        write_json(os.path.join(run.output_dir, "run_summary.json"), summary)
+    return summary
+
+
+def _existing_export(export_dir: str, checkpoint: str) -> str | None:
+    """The SavedModel under ``export_dir/<step>`` written from ``checkpoint``, if there is one (its metadata)."""
+    path = os.path.join(export_dir, str(trainer_layout.checkpoint_step(checkpoint)))
+    info = os.path.join(path, EXPORT_INFO)
+    if not _fs.isfile(info):
+        return None
+    try:
+        recorded = json.loads(_fs.read_bytes(info).decode("utf-8")).get("checkpoint")
+    except (UnicodeDecodeError, ValueError):
+        return None
+    return path if recorded == checkpoint else None

@@ -49,6 +49,7 @@ class TrainerOptions:
     gradient_accumulation_steps: int = 1
     mixed_precision: str = "float32"
     jit_compile: bool = False
+    recompute_activations: bool = False
     seed: int = 12345
     deterministic: bool = False
     max_eval_steps: int = 0  # 0: the whole evaluation set
@@ -67,6 +68,8 @@ class RunOptions:
     predict_checkpoint: str | None = None
     export_dir: str | None = None
     eval_at_start: bool = False  # evaluate the initial model (step 0) before training
+    num_trials: int = 1  # fine-tunings of the same run with seeds seed, seed + 1, ... (experiment.run_trials)
+    trial_selection: str = "median"  # the trial whose model is exported: "median" or "best" dev score
 
 
 # Official flag names that are aliases of a field.

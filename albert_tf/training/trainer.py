@@ -48,6 +48,7 @@ from albert_tf.checkpoints import init_from_checkpoint
 from albert_tf.checkpoints.paths import damaged, read_errors
 from albert_tf.checkpoints.report import CheckpointError
 from albert_tf.checkpoints.trainer_layout import WEIGHTS_KEY, has_training_state, model_weights
+from albert_tf.modeling.recompute import set_recompute
 from albert_tf.training.strategy import is_chief, worker_info
 from albert_tf.training.summaries import write_scalars
 from albert_tf.training.task import EVAL, PREDICT, TRAIN, Task
@@ -65,6 +66,7 @@ class TrainerConfig:
     keep_checkpoint_max: int = 5  # 0 keeps every checkpoint
     gradient_accumulation_steps: int = 1
     jit_compile: bool = False
+    recompute_activations: bool = False
     mixed_precision: str = "float32"
     eval_batch_size: int = 64
     max_eval_steps: int = 100  # 0: the whole evaluation set
@@ -110,6 +112,10 @@ class Trainer:
         self.chief = is_chief(strategy)
         with strategy.scope():
             self.model = task.build_model()
+            if config.recompute_activations:  # before any step is traced
+                blocks = set_recompute(self.model)
+                if log is not None:
+                    log(f"recomputing the activations of {blocks} transformer block(s) in the backward pass")
             self.optimizer = None
             if optimizer_fn is not None:
                 opt = optimizer_fn()

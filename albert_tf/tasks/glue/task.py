@@ -44,7 +44,7 @@ from albert_tf.tasks.glue.export import export_classifier
 from albert_tf.tasks.glue.model import AlbertClassifier, classification_per_example_loss, classifier_logits
 from albert_tf.tokenization import AlbertPreprocessor, FullTokenizer
 from albert_tf.training import experiment
-from albert_tf.training.experiment import run_experiment, validate_options
+from albert_tf.training.experiment import run_trials, validate_options
 from albert_tf.training.run_config import ExperimentConfig, RunOptions
 from albert_tf.training.task import EVAL, PREDICT, TRAIN, TaskError
 
@@ -71,9 +71,14 @@ def make_config(**options: Any) -> ExperimentConfig:
 
 
 def run(config: ExperimentConfig) -> dict[str, Any]:
-    """Train / evaluate / predict / export as ``config`` says; returns the run summary."""
+    """Train / evaluate / predict / export as ``config`` says (``--num_trials`` times); returns the run summary."""
+    return run_trials(config, build)
+
+
+def build(config: ExperimentConfig) -> tuple[GlueTask, ExperimentConfig]:
+    """The task of ``config``, checked (``experiment.run_trials`` builds one per trial)."""
     validate_options(config.trainer, config.run)
-    return run_experiment(GlueTask.from_options(config.task, config.run, seed=config.trainer.seed), config)
+    return GlueTask.from_options(config.task, config.run, seed=config.trainer.seed), config
 
 
 class GlueTask(FineTuningTask):

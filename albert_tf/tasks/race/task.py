@@ -40,7 +40,7 @@ from albert_tf.tasks.base import (
     load_tokenizer,
 )
 from albert_tf.training import experiment
-from albert_tf.training.experiment import run_experiment, validate_options
+from albert_tf.training.experiment import run_trials, validate_options
 from albert_tf.training.run_config import ExperimentConfig, RunOptions
 from albert_tf.training.task import EVAL, PREDICT, TRAIN, TaskError
 
@@ -73,9 +73,14 @@ def make_config(**options: Any) -> ExperimentConfig:
 
 
 def run(config: ExperimentConfig) -> dict[str, Any]:
-    """Train / evaluate / predict as ``config`` says; returns the run summary."""
+    """Train / evaluate / predict as ``config`` says (``--num_trials`` times); returns the run summary."""
+    return run_trials(config, build)
+
+
+def build(config: ExperimentConfig) -> tuple[RaceTask, ExperimentConfig]:
+    """The task of ``config``, checked (``experiment.run_trials`` builds one per trial)."""
     validate_options(config.trainer, config.run)
-    return run_experiment(RaceTask.from_options(config.task, config.run, seed=config.trainer.seed), config)
+    return RaceTask.from_options(config.task, config.run, seed=config.trainer.seed), config
 
 
 class RaceTask(FineTuningTask):

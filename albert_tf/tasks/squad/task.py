@@ -51,7 +51,7 @@ from albert_tf.tasks.base import FineTuningOptions, FineTuningTask, export_metad
 from albert_tf.tasks.squad.scoring import score, write_prediction_files
 from albert_tf.tokenization import FullTokenizer
 from albert_tf.training import experiment
-from albert_tf.training.experiment import run_experiment, validate_options
+from albert_tf.training.experiment import run_trials, validate_options
 from albert_tf.training.run_config import ExperimentConfig, RunOptions
 from albert_tf.training.task import PREDICT, TRAIN, TaskError
 
@@ -92,11 +92,17 @@ def make_config(**options: Any) -> ExperimentConfig:
 
 
 def run(config: ExperimentConfig) -> dict[str, Any]:
-    """Train / evaluate / predict as ``config`` says; returns the run summary."""
+    """Train / evaluate / predict as ``config`` says (``--num_trials`` times); returns the run summary."""
+    return run_trials(config, build)
+
+
+def build(config: ExperimentConfig) -> tuple[SquadTask, ExperimentConfig]:
+    """The task of ``config`` and the config with the schedule its training data gives (``experiment.run_trials``
+    builds one per trial)."""
     task = SquadTask.from_options(config.task, config.run, seed=config.trainer.seed)
     config = dataclasses.replace(config, trainer=task.training_schedule(config.trainer))
     validate_options(config.trainer, config.run)
-    return run_experiment(task, config)
+    return task, config
 
 
 def load_tokenizer(options: SquadOptions) -> FullTokenizer:

@@ -142,6 +142,29 @@ def test_classifier_token_ids_tflite_equals_savedmodel(classifier_export, inputs
     assert signature_inputs(path) == {k: ([-1, SEQ], "int32") for k in KEYS}
 
 
+def test_quantized_classifier_files_are_smaller_and_answer_close_to_float32(classifier_export, inputs):
+    """``quantize='dynamic'`` stores int8 weights (a quarter of every large float32 tensor), ``'float16'`` half;
+    both answer close to the float32 file (the size and dev-metric figures of a trained model:
+    benchmarks/tflite_quantization.py)."""
+    from albert_tf.export.tflite import convert_signature, run_tflite, signature_inputs
+
+    export_dir, path = classifier_export
+    feeds = inputs["pairs"]
+    reference = run_tflite(path, feeds)
+    sizes = {"none": os.path.getsize(path)}
+    for quantize, tol in (("dynamic", 0.05), ("float16", 2e-3)):
+        quantized = convert_signature(export_dir, quantize=quantize)
+        assert quantized == os.path.join(export_dir, f"model_{quantize}.tflite")
+        sizes[quantize] = os.path.getsize(quantized)
+        got = run_tflite(quantized, feeds)
+        assert signature_inputs(quantized) == signature_inputs(path)
+        np.testing.assert_allclose(got["probabilities"], reference["probabilities"], atol=tol)
+        assert not np.array_equal(got["logits"], reference["logits"])  # the weights did change
+    assert sizes["dynamic"] < 0.4 * sizes["none"] and sizes["float16"] < 0.6 * sizes["none"], sizes
+    with pytest.raises(ValueError, match="quantize='int4': expected one of none, dynamic, float16"):
+        convert_signature(export_dir, quantize="int4")
+
+
 @pytest.mark.slow  # the classifier's export and conversion again, with the regression head
 def test_regression_token_ids_tflite_equals_savedmodel(tokenizer, preprocessor, inputs, tmp_path):
     """STS-B style (labels=None): ``score`` and ``logits``; written to an explicit output path."""

@@ -6,7 +6,8 @@ tokenizer its run trained with: the run's run.json records the SentencePiece mod
 another model file or setting is refused before anything is built (a same-size vocab of another model would give
 wrong ids without any error). --tflite also writes <step>/model.tflite: the task's token-id signature with TFLite
 builtin ops only, any batch size at --max_seq_length (the raw-text signatures need TF string and tensorflow_text
-ops, which TFLite has no builtins for).
+ops, which TFLite has no builtins for); --quantize=dynamic (int8 weights) or float16 writes model_dynamic.tflite or
+model_float16.tflite instead.
 
 --task=encoder (the official export_to_tfhub.py / export_checkpoints.py): the pretrained backbone of
 --init_checkpoint (official TF1, Hugging Face or albert-tf) as <export_dir>/encoder (input_word_ids, input_mask,
@@ -64,6 +65,10 @@ def define_flags(fv: flags.FlagValues = FLAGS) -> None:
     flags.DEFINE_bool("tflite", False,
                       "A fine-tuned task: also convert its token-id signature to <step>/model.tflite (TFLite "
                       "builtin ops only; any batch, sequence length --max_seq_length).", flag_values=fv)
+    flags.DEFINE_enum("quantize", "none", ["none", "dynamic", "float16"],
+                      "With --tflite: none (float32, model.tflite), dynamic (int8 weights, dynamic-range "
+                      "activations: model_dynamic.tflite, about a quarter of the size) or float16 (half the size: "
+                      "model_float16.tflite).", flag_values=fv)
     for task in tasks:
         task.define_flags(fv)
 
@@ -130,7 +135,7 @@ def _exported(path: str, ids_signature: str) -> int:
     if FLAGS.tflite:
         from albert_tf.export.tflite import convert_signature
 
-        print(f"wrote {convert_signature(path, signature_key=ids_signature)}", flush=True)
+        print(f"wrote {convert_signature(path, signature_key=ids_signature, quantize=FLAGS.quantize)}", flush=True)
     return 0
 
 
@@ -169,6 +174,8 @@ def _main(argv: list[str]) -> int:
     interrupts.advise(interrupts.AGAIN)  # the SavedModel appears only whole
 
     _refuse_other_tasks_flags(FLAGS.task)
+    if FLAGS.quantize != "none" and not FLAGS.tflite:
+        raise RunError(f"--quantize={FLAGS.quantize} quantizes the TFLite file: add --tflite")
     for name in ("init_checkpoint", "checkpoint"):  # a pretrained preset name: fetched, its config and tokenizer
         apply_preset_flag(FLAGS, name)
     if FLAGS.task == ENCODER:

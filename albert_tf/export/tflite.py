@@ -55,6 +55,14 @@ from albert_tf import files as _fs
 from albert_tf.export.savedmodel import EXPORT_INFO, IDS_SIGNATURE
 
 DEFAULT_FILENAME = "model.tflite"
+#: ``quantize`` choices: float32 weights, int8 weights with dynamic-range activations (TFLite's hybrid kernels;
+#: ``tf.lite.Optimize.DEFAULT``), float16 weights (dequantized to float32 when the interpreter loads them).
+QUANTIZATIONS = ("none", "dynamic", "float16")
+
+
+def default_filename(quantize: str = "none") -> str:
+    """``model.tflite``, ``model_dynamic.tflite`` or ``model_float16.tflite``: one export can hold all three."""
+    return DEFAULT_FILENAME if quantize == "none" else f"model_{quantize}.tflite"
 FLEX_HINT = (
     "select_tf_ops=True converts them with SELECT_TF_OPS, but the file then needs the Flex delegate "
     "(tensorflow-lite-select-tf-ops) at run time"
@@ -140,6 +148,7 @@ def convert_signature(
     *,
     seq_length: int | None = None,
     select_tf_ops: bool = False,
+    quantize: str = "none",
 ) -> str:
     """Convert the signature ``signature_key`` of the SavedModel ``saved_model_dir`` to a ``.tflite`` file.
 
@@ -152,10 +161,15 @@ def convert_signature(
         input); default the export's ``max_seq_length``. The batch stays dynamic. See the module docstring.
       select_tf_ops: also allow TF ops through the Flex delegate (``SELECT_TF_OPS``); off by default so the file
         runs on any TFLite runtime.
+      quantize: ``none`` (float32), ``dynamic`` (int8 weights, activations quantized on the fly where TFLite has a
+        hybrid kernel: about a quarter of the size) or ``float16`` (half the size, float32 arithmetic); the default
+        file name says which (:func:`default_filename`). Sizes, speed and dev metrics: ``benchmarks/README.md``.
 
     Returns the path written. Raises ``ValueError`` naming the signatures that exist for an unknown
     ``signature_key``, and naming the ops that blocked the conversion when the converter fails.
     """
+    if quantize not in QUANTIZATIONS:
+        raise ValueError(f"quantize={quantize!r}: expected one of {', '.join(QUANTIZATIONS)}")
     tf = _import_tensorflow()
 
     loaded = tf.saved_model.load(saved_model_dir)
@@ -175,6 +189,10 @@ def convert_signature(
             _pinned_saved_model(fn, specs, signature_key, source)
         converter = tf.lite.TFLiteConverter.from_saved_model(source, signature_keys=[signature_key])
         converter.target_spec.supported_ops = ops
+        if quantize != "none":
+            converter.optimizations = [tf.lite.Optimize.DEFAULT]
+        if quantize == "float16":
+            converter.target_spec.supported_types = [tf.float16]
         try:
             flatbuffer = converter.convert()
         except Exception as e:  # ConverterError: the message lists the ops, the full text stays chained
@@ -188,7 +206,7 @@ def convert_signature(
             ) from e
     finally:
         files.rmtree(tmp_dir)
-    path = output_path or posixpath.join(saved_model_dir, DEFAULT_FILENAME)
+    path = output_path or posixpath.join(saved_model_dir, default_filename(quantize))
     parent = posixpath.dirname(path)
     if parent:
         files.makedirs(parent)

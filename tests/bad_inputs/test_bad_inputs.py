@@ -163,6 +163,7 @@ CASES = [
     ("export-garbage-ckpt", "export", {}, "error", ["ckpt-1"]),
     ("export-no-checkpoint", "export", {"checkpoint": None}, "error", ["--checkpoint"]),
     ("export-unknown-task", "export", {"task_name": "NOPE"}, "error", ["NOPE"]),
+    ("export-quantize-without-tflite", "export", {"quantize": "dynamic"}, "error", ["--quantize=dynamic", "--tflite"]),
     ("export-misspelt-preset", "export", {"checkpoint": "albert_larg_v2"}, "error",
      ["--checkpoint albert_larg_v2", "did you mean albert_large_v2"]),
     # ---------------------------------------------------------------- checkpoint converter

@@ -120,25 +120,26 @@ def test_every_application_of_a_shared_block_draws_its_own_masks():
     assert not np.allclose(first, second)
 
 
+def _three_steps(on, jit, inputs):
+    keras.utils.set_random_seed(3)
+    model = AlbertEncoder(CONFIG, recompute_activations=on)
+    opt = keras.optimizers.SGD(0.5)
+
+    @tf.function(jit_compile=jit)
+    def step(batch):
+        with tf.GradientTape() as tape:
+            out = model(batch, training=True)
+            loss = tf.reduce_mean(out["sequence_output"] ** 2) + tf.reduce_mean(out["pooled_output"])
+        opt.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+        return loss
+
+    return [float(step(inputs)) for _ in range(3)], [w.numpy() for w in model.trainable_variables]
+
+
 @pytest.mark.parametrize("jit", [False, True])
 def test_training_steps_under_tf_function_and_xla_equal_keeping_the_activations(jit):
     inputs = _inputs(batch=4)
-    results = []
-    for on in (False, True):
-        keras.utils.set_random_seed(3)
-        model = AlbertEncoder(CONFIG, recompute_activations=on)
-        opt = keras.optimizers.SGD(0.5)
-
-        @tf.function(jit_compile=jit)
-        def step(batch):
-            with tf.GradientTape() as tape:
-                out = model(batch, training=True)
-                loss = tf.reduce_mean(out["sequence_output"] ** 2) + tf.reduce_mean(out["pooled_output"])
-            opt.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
-            return loss
-
-        results.append(([float(step(inputs)) for _ in range(3)], [w.numpy() for w in model.trainable_variables]))
-    (losses, weights), (losses_rc, weights_rc) = results
+    (losses, weights), (losses_rc, weights_rc) = (_three_steps(on, jit, inputs) for on in (False, True))
     np.testing.assert_allclose(losses_rc, losses, rtol=1e-5)
     assert losses[2] != losses[0]
     for a, b in zip(weights, weights_rc):

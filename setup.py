@@ -37,6 +37,10 @@ EXTRAS = {
         "mkdocs>=1.6,<2",
         # tests/test_pretraining_beam.py runs the Beam pipeline with the DirectRunner (the "beam" extra).
         "apache-beam==2.77.0",
+        # tests/test_export_onnx.py converts the token-id signatures (the "onnx" extra).
+        "tf2onnx==1.17.0",
+        "onnx==1.23.2",
+        "onnxruntime==1.32.0",
     ],
     # Independent reference implementations, used only by tests and benchmarks.
     # torch is pinned to the CPU build available as a local wheel on the project machines;
@@ -51,6 +55,9 @@ EXTRAS = {
     # create_pretraining_data --runner=DirectRunner|DataflowRunner|FlinkRunner|SparkRunner (Apache Beam). Resolves
     # with the pinned stack; it moves protobuf from 7.36.2 to 6.33.6 (TensorFlow 2.21 accepts >=6.31.1,<8).
     "beam": ["apache-beam==2.77.0"],
+    # export_savedmodel --onnx: tf2onnx 1.17.0 converts TF 2.21 functions (albert_tf/export/onnx.py); ONNX Runtime
+    # runs the file. onnx 1.23 wants protobuf>=6.31.1 and ml_dtypes>=0.5.4, as the pinned TensorFlow has.
+    "onnx": ["tf2onnx==1.17.0", "onnx==1.23.2", "onnxruntime==1.32.0"],
     # The TensorBoard UI for the training and evaluation scalars every runner writes.
     "tensorboard": ["tensorboard==2.21.0"],
 }

@@ -7,7 +7,8 @@ another model file or setting is refused before anything is built (a same-size v
 wrong ids without any error). --tflite also writes <step>/model.tflite: the task's token-id signature with TFLite
 builtin ops only, any batch size at --max_seq_length (the raw-text signatures need TF string and tensorflow_text
 ops, which TFLite has no builtins for); --quantize=dynamic (int8 weights) or float16 writes model_dynamic.tflite or
-model_float16.tflite instead.
+model_float16.tflite instead. --onnx writes <step>/model.onnx, the same signature for ONNX Runtime (the 'onnx'
+extra: tf2onnx, onnx, onnxruntime).
 
 --task=encoder (the official export_to_tfhub.py / export_checkpoints.py): the pretrained backbone of
 --init_checkpoint (official TF1, Hugging Face or albert-tf) as <export_dir>/encoder (input_word_ids, input_mask,
@@ -65,6 +66,9 @@ def define_flags(fv: flags.FlagValues = FLAGS) -> None:
     flags.DEFINE_bool("tflite", False,
                       "A fine-tuned task: also convert its token-id signature to <step>/model.tflite (TFLite "
                       "builtin ops only; any batch, sequence length --max_seq_length).", flag_values=fv)
+    flags.DEFINE_bool("onnx", False,
+                      "A fine-tuned task: also convert its token-id signature to <step>/model.onnx (tf2onnx; any "
+                      "batch, sequence length --max_seq_length; needs the 'onnx' extra).", flag_values=fv)
     flags.DEFINE_enum("quantize", "none", ["none", "dynamic", "float16"],
                       "With --tflite: none (float32, model.tflite), dynamic (int8 weights, dynamic-range "
                       "activations: model_dynamic.tflite, about a quarter of the size) or float16 (half the size: "
@@ -130,12 +134,16 @@ def _check_run_tokenizer() -> None:
 
 
 def _exported(path: str, ids_signature: str) -> int:
-    """Print the export, and with --tflite convert its token-id signature next to it."""
+    """Print the export, and with --tflite / --onnx convert its token-id signature next to it."""
     print(f"exported {path}", flush=True)
     if FLAGS.tflite:
         from albert_tf.export.tflite import convert_signature
 
         print(f"wrote {convert_signature(path, signature_key=ids_signature, quantize=FLAGS.quantize)}", flush=True)
+    if FLAGS.onnx:
+        from albert_tf.export import onnx
+
+        print(f"wrote {onnx.convert_signature(path, signature_key=ids_signature)}", flush=True)
     return 0
 
 
@@ -182,8 +190,9 @@ def _main(argv: list[str]) -> int:
         for name in ENCODER_REQUIRED:
             if not getattr(FLAGS, name):
                 raise RunError(f"--{name} is required (--task=encoder)")
-        if FLAGS.tflite:
-            raise RunError("--tflite converts a fine-tuned model's token-id signature; not for --task=encoder")
+        if FLAGS.tflite or FLAGS.onnx:
+            raise RunError("--tflite and --onnx convert a fine-tuned model's token-id signature; not for "
+                           "--task=encoder")
         if FLAGS.checkpoint:
             raise RunError("--task=encoder reads its weights from --init_checkpoint; --checkpoint is for a fine-tuned "
                            "task")

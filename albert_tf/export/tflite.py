@@ -101,7 +101,7 @@ def blocking_ops(error: BaseException) -> list[str]:
     return sorted({re.sub(r"^(tf\.|Flex)", "", x) for x in ops if x})
 
 
-def _input_specs(fn: Any, seq_length: int | None) -> dict[str, Any]:
+def pinned_input_specs(fn: Any, seq_length: int | None) -> dict[str, Any]:
     """The signature's input specs with the last (sequence) axis of every integer input of rank >= 2 that is
     unknown fixed to ``seq_length`` (``[B, S]`` ids, RACE's ``[B, 4, S]``); other inputs as they are."""
     import tensorflow as tf
@@ -119,7 +119,7 @@ def _input_specs(fn: Any, seq_length: int | None) -> dict[str, Any]:
     return specs
 
 
-def _only_variables(fn: Any) -> bool:
+def captures_only_variables(fn: Any) -> bool:
     """Whether every resource ``fn`` captures is one of its variables (no lookup tables, SentencePiece models)."""
     handles = {id(v.handle) for v in fn.variables}
     return all(id(t) in handles for t in fn.captured_inputs)
@@ -183,8 +183,8 @@ def convert_signature(
     tmp_dir = f"ram://albert_tflite_scratch-{os.getpid()}-{uuid.uuid4().hex}"
     try:
         source = saved_model_dir
-        if _only_variables(fn):  # re-trace: pinned sequence axis, and none of the export's other resources
-            specs = _input_specs(fn, export_seq_length(saved_model_dir) if seq_length is None else seq_length)
+        if captures_only_variables(fn):  # re-trace: pinned sequence axis, and none of the export's other resources
+            specs = pinned_input_specs(fn, export_seq_length(saved_model_dir) if seq_length is None else seq_length)
             source = posixpath.join(tmp_dir, "pinned")
             _pinned_saved_model(fn, specs, signature_key, source)
         converter = tf.lite.TFLiteConverter.from_saved_model(source, signature_keys=[signature_key])

@@ -104,7 +104,8 @@ def measure(task, checkpoint: str, export_dir: str, split: str, keys: tuple[str,
     result = {}
     for name, variant in variants.items():
         logits = in_batches(variant["call"])
-        metrics = task.aggregate({**extra(features), **logits})
+        metrics = {k: v for k, v in task.aggregate({**extra(features), **logits}).items()
+                   if k != "eval_loss"}  # GLUE's loss needs the model's per-example loss, not served
         result[name] = {"bytes": variant["bytes"], "metrics": metrics,
                         "latency_batch1_seconds": _latency(variant["call"], one, args.warmup, args.runs)}
         log(f"{name}: {result[name]['bytes']} bytes, {result[name]['latency_batch1_seconds'] * 1e3:.1f} ms, "

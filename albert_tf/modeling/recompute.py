@@ -79,12 +79,11 @@ def recompute(forward: Callable[..., Any], seed: Any, *tensors: Any) -> Any:
 
 
 def set_recompute(model: keras.Model, on: bool = True) -> int:
-    """Turn recomputation on (or off) in every ``TransformerBlock`` of ``model`` (before its training step is
-    traced); returns how many blocks it set. No variable changes, so this works on any built model."""
-    from albert_tf.modeling.transformer import TransformerBlock
-
+    """Turn recomputation on (or off) in every ``TransformerBlock`` of ``model`` (the layers with a boolean
+    ``recompute``; before its training step is traced); returns how many blocks it set. No variable changes, so this
+    works on any built model."""
     layers = list(model._flatten_layers(include_self=True))
-    blocks = [layer for layer in layers if isinstance(layer, TransformerBlock)]
+    blocks = [layer for layer in layers if isinstance(getattr(layer, "recompute", None), bool)]  # TransformerBlock
     for block in blocks:
         block.recompute = bool(on)
     for layer in layers:  # the encoder's own record of it (its get_config)

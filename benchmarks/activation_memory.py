@@ -34,7 +34,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from benchmarks.common import machine_info, versions  # noqa: E402
+from benchmarks.common import emit, machine_info, versions  # noqa: E402
 
 MMAP_THRESHOLD = 65536
 GIB = 1024**3
@@ -198,13 +198,7 @@ def main(argv=None) -> dict:
         "machine": machine_info(),
         "versions": versions(),
     }
-    text = json.dumps(result, indent=1)
-    if args.output:
-        with open(args.output + ".tmp", "w", encoding="utf-8") as f:
-            f.write(text + "\n")
-        os.replace(args.output + ".tmp", args.output)
-    print(text)
-    return result
+    return emit(result, args.output)
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ counts) and :func:`versions`.
 
 from __future__ import annotations
 
+import json
 import os
 import pathlib
 import platform
@@ -69,6 +70,18 @@ def versions(extra: tuple[str, ...] = ()) -> dict:
         except metadata.PackageNotFoundError:
             out[dist] = None
     return out
+
+
+def emit(result: dict, output: str = "") -> dict:
+    """Print ``result`` as JSON on stdout and, with ``output``, write it there too (whole: a temporary name, then
+    renamed). Returns ``result``."""
+    text = json.dumps(result, indent=1, default=float)
+    if output:
+        with open(output + ".tmp", "w", encoding="utf-8") as f:
+            f.write(text + "\n")
+        os.replace(output + ".tmp", output)
+    print(text)
+    return result
 
 
 def _cpu_jiffies(pids: list[int]) -> tuple[int, int] | None:

@@ -32,7 +32,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from benchmarks.common import machine_info, shared_data_dir, versions  # noqa: E402
+from benchmarks.common import emit, machine_info, shared_data_dir, versions  # noqa: E402
 
 QUANTIZATIONS = ("none", "dynamic", "float16")
 
@@ -188,13 +188,7 @@ def main(argv=None) -> dict:
     if args.squad_run:
         result["squad_v1"] = squad(args, work)
     result.update(machine=machine_info(), versions=versions())
-    text = json.dumps(result, indent=1, default=float)
-    if args.output:
-        with open(args.output + ".tmp", "w", encoding="utf-8") as f:
-            f.write(text + "\n")
-        os.replace(args.output + ".tmp", args.output)
-    print(text)
-    return result
+    return emit(result, args.output)
 
 
 if __name__ == "__main__":

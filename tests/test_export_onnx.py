@@ -17,6 +17,7 @@ from test_export_tflite import (  # noqa: F401  (fixtures used by name)
     classifier_export,
     inputs,
     preprocessor,
+    race_export,
     tokenizer,
 )
 
@@ -57,8 +58,6 @@ def test_squad_v2_and_race_token_ids_onnx_equal_savedmodel(tokenizer, preprocess
     import keras
 
     from albert_tf.tasks.race.export import IDS_SIGNATURE as RACE_IDS
-    from albert_tf.tasks.race.export import export_multiple_choice
-    from albert_tf.tasks.race.model import AlbertMultipleChoice
     from albert_tf.tasks.squad.export import export_squad
     from albert_tf.tasks.squad.model import AlbertSquad
 
@@ -68,12 +67,7 @@ def test_squad_v2_and_race_token_ids_onnx_equal_savedmodel(tokenizer, preprocess
     export_squad(squad, squad_dir, preprocessor=preprocessor, doc_stride=8, max_query_length=8, max_answer_length=8)
     _convert_and_compare(squad_dir, "serve_token_ids", _batches(inputs["squad"]))
 
-    race = AlbertMultipleChoice(_config(tokenizer))
-    race({k: np.zeros((1, 4, 2), np.int32) for k in KEYS}, training=False)
-    race.head.kernel.assign(race.head.kernel * 1000.0)
-    race_dir = str(tmp_path / "race" / "1")
-    export_multiple_choice(race, race_dir, max_qa_length=16, preprocessor=preprocessor)
-    _convert_and_compare(race_dir, RACE_IDS, _batches(inputs["race"]))
+    _convert_and_compare(race_export(tokenizer, preprocessor, tmp_path), RACE_IDS, _batches(inputs["race"]))
 
 
 def test_the_raw_text_signature_is_refused_with_its_reason(classifier_export):  # noqa: F811

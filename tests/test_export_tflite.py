@@ -214,9 +214,16 @@ def test_squad_token_ids_tflite_equals_savedmodel(tokenizer, preprocessor, input
 @pytest.mark.slow  # a third export (RACE's raw-text featurizer is traced too)
 def test_race_token_ids_tflite_equals_savedmodel(tokenizer, preprocessor, inputs, tmp_path):
     """RACE ``serve_ids``: [B, 4, L] ids -> probabilities, answer letter and logits."""
+    from albert_tf.tasks.race.export import IDS_SIGNATURE
+
+    _convert_and_compare(race_export(tokenizer, preprocessor, tmp_path), IDS_SIGNATURE, _batches(inputs["race"]))
+
+
+def race_export(tokenizer, preprocessor, tmp_path) -> str:
+    """A tiny multiple-choice model whose choices answer clearly apart, exported to ``tmp_path/race/1``."""
     import keras
 
-    from albert_tf.tasks.race.export import IDS_SIGNATURE, export_multiple_choice
+    from albert_tf.tasks.race.export import export_multiple_choice
     from albert_tf.tasks.race.model import AlbertMultipleChoice
 
     keras.utils.set_random_seed(7)
@@ -225,7 +232,7 @@ def test_race_token_ids_tflite_equals_savedmodel(tokenizer, preprocessor, inputs
     model.head.kernel.assign(model.head.kernel * 1000.0)
     export_dir = str(tmp_path / "race" / "1")
     export_multiple_choice(model, export_dir, max_qa_length=16, preprocessor=preprocessor)
-    _convert_and_compare(export_dir, IDS_SIGNATURE, _batches(inputs["race"]))
+    return export_dir
 
 
 def test_bad_calls_say_what_is_wrong(classifier_export, inputs, tmp_path):

@@ -8,6 +8,7 @@ medians), every JSON records the machine's CPU flags, and the bfloat16 runs real
 from __future__ import annotations
 
 import json
+import math
 import os
 import pathlib
 import subprocess
@@ -284,3 +285,17 @@ def test_parity_torch_only_bad_records_is_one_line(tmp_path, args, expect):
     assert proc.returncode != 0 and proc.stdout == ""
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error:") and expect in lines[0], proc.stderr
+
+
+def test_activation_memory_smoke():
+    """benchmarks/activation_memory.py on the tiny config: its processes run, the JSON has the two ratios the
+    README reads and each process's floor, peak and step times."""
+    out = _run(str(ROOT / "benchmarks" / "activation_memory.py"), "--model=albert_tiny", "--seq=32", "--batch=2",
+               "--steps=1", "--repeats=1", "--check_largest=0")
+    assert {"activation_memory_ratio", "step_time_ratio", "largest_batch"} <= set(out)
+    assert out["step_time_ratio"] > 0
+    for mode in ("without", "with"):
+        (run,) = out["runs"][mode]
+        assert run["recompute_activations"] == (mode == "with") and run["blocks"] == 1
+        assert run["peak_bytes"] >= run["floor_bytes"] > run["weight_bytes"] > 0 and len(run["step_seconds"]) == 1
+        assert len(run["losses"]) == 2 and all(math.isfinite(x) for x in run["losses"])

@@ -18,6 +18,7 @@ Floor 0: no albert-tf import, no TensorFlow; the command-line layer installs it,
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import multiprocessing
 import os
@@ -91,7 +92,7 @@ def install() -> bool:
         return False
     for signum in SIGNALS:
         current = signal.getsignal(signum)
-        if current in (signal.default_int_handler, signal.SIG_DFL, _handler):
+        if current in (signal.default_int_handler, signal.SIG_DFL, _handler, _ignore_from_now):
             signal.signal(signum, _handler)
     if sys.excepthook is not _excepthook:
         _previous_excepthook, sys.excepthook = sys.excepthook, _excepthook
@@ -133,13 +134,29 @@ def deferred() -> Iterator[None]:
             raise Interrupted(signum)
 
 
+def _ignore_from_now(signum: int, frame) -> None:
+    """The handler after :func:`settled`: the signal is dropped."""
+
+
+def _ignore_at_exit() -> None:
+    for signum in SIGNALS:
+        signal.signal(signum, signal.SIG_IGN)
+
+
 def settled() -> None:
     """The command's outcome is decided (its work done, or its one error line printed): from here a signal is
-    ignored. The exit that follows tears down the interpreter and TensorFlow; Python restores the default handlers
-    early in that teardown, so a Ctrl-C landing there killed a finished run (exit status -2, no line)."""
-    if threading.current_thread() is threading.main_thread():
-        for signum in SIGNALS:
-            signal.signal(signum, signal.SIG_IGN)
+    dropped. The exit that follows tears down the interpreter and TensorFlow; Python puts the default handlers back
+    early in that teardown, so a Ctrl-C landing there killed a finished run (exit status -2, no line). So the
+    signals are dropped by a Python handler now and ignored (``SIG_IGN``) from the interpreter's exit on
+    (``atexit``): an ignored signal stays ignored in every process started after it, so a command called inside a
+    longer-lived process (a test, a notebook) must not leave it behind."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for signum in SIGNALS:
+        signal.signal(signum, _ignore_from_now)
+    if not _state.get("exit_hook"):
+        _state["exit_hook"] = True
+        atexit.register(_ignore_at_exit)
 
 
 def stop(error: Interrupted, hard: bool = False) -> None:

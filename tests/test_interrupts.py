@@ -125,6 +125,22 @@ app.run(main, "a command", errors=(ValueError,), argv=sys.argv[:1])
 """
 
 
+def test_a_command_run_inside_a_process_leaves_no_ignored_signal_behind(installed):
+    """``settled`` drops signals in the command's own process only: an ignored SIGINT would be inherited by every
+    process started afterwards (a test's subprocesses ignored Ctrl-C in the full run)."""
+    from albert_tf.cli import app
+
+    with pytest.raises(SystemExit):
+        app.run(lambda argv: 0, "a command", argv=["command"])
+    for signum in interrupts.SIGNALS:
+        assert signal.getsignal(signum) not in (signal.SIG_IGN, None)
+    probe = subprocess.run([sys.executable, "-c", "import signal; print(signal.getsignal(signal.SIGINT))"],
+                           capture_output=True, text=True, timeout=60)
+    assert "default_int_handler" in probe.stdout, probe.stdout
+    assert interrupts.install()  # a later command in the same process takes the signals again
+    assert signal.getsignal(signal.SIGINT) is interrupts._handler
+
+
 @pytest.mark.parametrize("outcome, status", [("ok", 0), ("fail", 2)])
 def test_a_signal_after_the_outcome_is_settled_does_not_change_it(tmp_path, outcome, status):
     """Once a command has finished (or printed its error) a signal during the exit is ignored: the full run saw a

@@ -45,9 +45,9 @@ def test_race_fine_tuning_learns_the_train_questions(tmp_path):
     summary = race.run(race.make_config(
         data_dir=data_dir, albert_config_file=write_small_config(tmp_path / "c.json"),
         spm_model_file=str(shared_path("spm", "30k-clean.model")), max_seq_length=128, max_qa_length=32,
-        output_dir=str(tmp_path / "run"), do_train=True, do_eval=True, do_predict=True, num_train_steps=120,
-        num_warmup_steps=10, learning_rate=2e-3, train_batch_size=8, eval_batch_size=8, predict_batch_size=8,
-        steps_per_loop=40, save_checkpoints_steps=120, dropout_prob=0.0,
+        output_dir=str(tmp_path / "run"), do_train=True, do_eval=True, do_predict=True, num_train_steps=160,
+        num_warmup_steps=10, learning_rate=1e-3, train_batch_size=8, eval_batch_size=8, predict_batch_size=8,
+        steps_per_loop=40, save_checkpoints_steps=40, dropout_prob=0.0,
     ))
     best = summary["best"]
     print(json.dumps(best, indent=1))

@@ -72,7 +72,7 @@ def _latency(call, feeds: dict, warmup: int, runs: int) -> float:
     return statistics.median(times)
 
 
-def measure(task, checkpoint: str, export_dir: str, split: str, keys: tuple[str, ...], outputs: tuple[str, ...],
+def measure(task, run_dir: str, export_dir: str, split: str, keys: tuple[str, ...], outputs: tuple[str, ...],
             extra: dict, args: argparse.Namespace) -> dict:
     """Export, convert three ways, and measure each file: size, latency, dev metrics (see the module docstring)."""
     import numpy as np
@@ -82,6 +82,7 @@ def measure(task, checkpoint: str, export_dir: str, split: str, keys: tuple[str,
     from albert_tf.export.tflite import convert_signature, run_tflite
     from albert_tf.training.experiment import export_checkpoint
 
+    checkpoint = _checkpoint(run_dir)
     path = export_checkpoint(task, checkpoint, export_dir)
     features = _features(task, split)
     feeds_all = {k: features[k].astype(np.int32) for k in keys}
@@ -118,8 +119,10 @@ def measure(task, checkpoint: str, export_dir: str, split: str, keys: tuple[str,
         r["metric_difference_to_savedmodel"] = {
             k: v - result["savedmodel"]["metrics"][k] for k, v in r["metrics"].items()
             if isinstance(v, float) and k in result["savedmodel"]["metrics"]}
-    return {"checkpoint": checkpoint, "seq_length": int(feeds_all["input_ids"].shape[1]),
-            "num_examples": int(len(feeds_all["input_ids"])), "variants": result}
+    # named relative to its run folder: the JSON is committed, a path of the machine it ran on means nothing elsewhere
+    return {"run": os.path.basename(os.path.normpath(run_dir)), "checkpoint": os.path.relpath(checkpoint, run_dir),
+            "seq_length": int(feeds_all["input_ids"].shape[1]), "num_examples": int(len(feeds_all["input_ids"])),
+            "variants": result}
 
 
 def mrpc(args: argparse.Namespace, work: str) -> dict:
@@ -138,7 +141,7 @@ def mrpc(args: argparse.Namespace, work: str) -> dict:
 
         return {"label_ids": features["label_ids"], "loss": np.zeros(len(features["label_ids"]))}
 
-    return measure(task, _checkpoint(args.mrpc_run), os.path.join(work, "mrpc_export"), EVAL,
+    return measure(task, args.mrpc_run, os.path.join(work, "mrpc_export"), EVAL,
                    ("input_ids", "input_mask", "segment_ids"), ("logits",), extra, args)
 
 
@@ -155,7 +158,7 @@ def squad(args: argparse.Namespace, work: str) -> dict:
         bucket_lengths="none", cached_dir=os.path.join(work, "cache"))
     task, _ = squad_task.build(config)
     task.prepare()
-    return measure(task, _checkpoint(args.squad_run), os.path.join(work, "squad_export"), PREDICT,
+    return measure(task, args.squad_run, os.path.join(work, "squad_export"), PREDICT,
                    ("input_ids", "input_mask", "segment_ids"), ("start_logits", "end_logits"),
                    lambda features: {"unique_ids": features["unique_ids"]}, args)
 

@@ -11,6 +11,7 @@ from tensorflow.core.framework import summary_pb2
 from tensorflow.core.util import event_pb2
 
 from albert_tf import files as _fs
+from albert_tf import interrupts
 
 
 def _scalar_metadata() -> bytes:
@@ -24,12 +25,17 @@ _METADATA = _scalar_metadata()
 
 
 def write_scalars(logdir: str, step: int, values: dict[str, float], writer=None):
-    """Write ``values`` as TensorBoard scalars at ``step``; returns the (reusable) writer."""
-    writer = writer or tf.summary.create_file_writer(logdir)
-    with writer.as_default():
-        for tag, value in values.items():
-            tf.summary.write(tag, tf.constant(float(value), tf.float32), step=int(step), metadata=_METADATA)
-    writer.flush()
+    """Write ``values`` as TensorBoard scalars at ``step``; returns the (reusable) writer.
+
+    A Ctrl-C is held until the values are written and flushed (:func:`interrupts.deferred`): a signal never stops
+    the writer half-way through creating its file or an event, so the event file ends whole.
+    """
+    with interrupts.deferred():
+        writer = writer or tf.summary.create_file_writer(logdir)
+        with writer.as_default():
+            for tag, value in values.items():
+                tf.summary.write(tag, tf.constant(float(value), tf.float32), step=int(step), metadata=_METADATA)
+        writer.flush()
     return writer
 
 

@@ -272,6 +272,31 @@ def test_epochs_differ_seeds_repeat_and_resume_is_exact(real, tmp_path):
     assert all((a == b).all() for a, b in zip(*(_positions(d, 4) for d in evaluation)))
 
 
+def test_a_task_masks_training_online_and_can_evaluate_on_the_records_own_masks(real):
+    """``online_masking_eval=False`` (the reproduction's static-vs-dynamic comparison): training reads new masks,
+    evaluation the records' own, so runs with and without dynamic masking are scored on the same masked tokens."""
+    from albert_tf.config import AlbertConfig
+    from albert_tf.tasks.pretraining import PretrainingTask
+    from albert_tf.training.task import EVAL, TRAIN
+
+    config = AlbertConfig.from_preset("albert_tiny").replace(vocab_size=real["vocab_size"])
+    masking = _config(real["vocab_size"], 20)
+
+    def positions(task, split):
+        return _positions(task.build_inputs(split, 64), 3)
+
+    def same(a, b):
+        return all((x == y).all() for x, y in zip(a, b))
+
+    def task(**kw):
+        return PretrainingTask(config, real["files"], real["files"][:1], SEQ_LEN, MAX_PRED, seed=3, **kw)
+
+    static, dynamic = task(), task(online_masking=masking, online_masking_eval=False)
+    assert same(positions(static, EVAL), positions(dynamic, EVAL))
+    assert not same(positions(static, TRAIN), positions(dynamic, TRAIN))
+    assert not same(positions(static, EVAL), positions(task(online_masking=masking), EVAL))  # run_pretraining's
+
+
 def test_masking_flags_from_the_sidecar_and_mask_id_from_the_records(real, tmp_path):
     copy = tmp_path / "copy"
     copy.mkdir()

@@ -8,6 +8,7 @@ import numpy as np
 from albert_tf.config import AlbertConfig
 from albert_tf.data.pretraining.dataset import (
     expand_globs,
+    online_masking_config,
     validate_pretraining_files,
 )
 
@@ -60,6 +61,7 @@ def pretrain_with_curve(
     mixed_precision: str = "float32",
     jit_compile: bool = False,
     adam_bias_correction: bool = False,
+    masked_lm_budget: int = 0,
     log=print,
     progress_log=print,
 ) -> dict:
@@ -67,8 +69,11 @@ def pretrain_with_curve(
     and the learning benchmark): the held-out files are evaluated at step 0 and at every checkpoint.
 
     ``time_budget_s`` stops training at the first checkpoint after the budget (the curve says where).
-    ``sharing``, ``sentence_loss_weight``, ``mixed_precision``, ``jit_compile`` and ``adam_bias_correction`` are
-    the ``run_pretraining`` flags of those names.
+    ``sharing``, ``sentence_loss_weight``, ``mixed_precision``, ``jit_compile``, ``adam_bias_correction`` and
+    ``masked_lm_budget`` are the ``run_pretraining`` flags of those names. With ``masked_lm_budget > 0`` the
+    training records are masked again every time they are read (dynamic masking, ``online_masking.py``); the
+    held-out curve keeps the held-out records' own masks, so that runs with and without it are scored on the same
+    masked tokens.
     """
     import time
 
@@ -78,11 +83,13 @@ def pretrain_with_curve(
     train_files = expand_globs(train_input, "train input")
     eval_files = expand_globs(eval_input, "eval input")
     seq, pred = record_shapes(train_files[0])
-    for files in (train_files, eval_files):
-        validate_pretraining_files(files, seq, pred, config.vocab_size)
+    validate_pretraining_files(train_files, seq, pred, config.vocab_size, token_boundary=masked_lm_budget > 0)
+    validate_pretraining_files(eval_files, seq, pred, config.vocab_size)
+    masking = (online_masking_config(train_files, masked_lm_budget, config.vocab_size, pred, seed=seed)
+               if masked_lm_budget > 0 else None)
     task = PretrainingTask(
         config, train_files, eval_files, seq, pred, seed=seed, sharing=sharing,
-        sentence_loss_weight=sentence_loss_weight,
+        sentence_loss_weight=sentence_loss_weight, online_masking=masking, online_masking_eval=False,
     )
     trainer_options = TrainerOptions(
         strategy="one_device",

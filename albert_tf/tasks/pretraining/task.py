@@ -101,6 +101,7 @@ class PretrainingTask(Task):
         sharing: str = "all",
         online_masking: OnlineMaskingConfig | None = None,
         sentence_loss_weight: float = 1.0,
+        online_masking_eval: bool = True,
     ) -> None:
         self.config = config
         self.train_files = train_files
@@ -111,6 +112,9 @@ class PretrainingTask(Task):
         self.shuffle_buffer_size = shuffle_buffer_size
         self.sharing = sharing
         self.online_masking = online_masking
+        # False: evaluation reads the records' own masks (a comparison of static and dynamic training masks
+        # scores both on the same masked tokens); True: evaluation masks online too, as run_pretraining does
+        self.online_masking_eval = online_masking_eval
         if not (math.isfinite(sentence_loss_weight) and sentence_loss_weight >= 0):
             raise TaskError(f"--sentence_loss_weight={sentence_loss_weight} is out of range: it must be >= 0")
         self.sentence_loss_weight = float(sentence_loss_weight)
@@ -205,7 +209,7 @@ class PretrainingTask(Task):
             seed=self.seed if split == TRAIN else None,
             vocab_size=self.config.vocab_size,
             shuffle_buffer_size=self.shuffle_buffer_size,
-            online_masking=self.online_masking,
+            online_masking=self.online_masking if split == TRAIN or self.online_masking_eval else None,
         )
 
     @staticmethod

@@ -18,14 +18,16 @@ from albert_tf.reproduce import paper
 from albert_tf.reproduce.budgets import BUDGETS
 from albert_tf.reproduce.experiments import (
     LONG_SOP_RUN,
+    MASKING_RUNS,
     TABLE3_RUNS,
     TABLE4_RUNS,
     TABLE5_RUNS,
     model_config,
     parameter_counts,
     pretraining_runs,
+    seeded_name,
 )
-from albert_tf.reproduce.report import PLOTS
+from albert_tf.reproduce.report import MASKING_PLOT, PLOTS
 
 
 def _paragraph(tag: str, n: int) -> str:
@@ -160,6 +162,34 @@ def test_each_comparison_has_one_step_count_and_model_size(budget):
         long, sop = runs[LONG_SOP_RUN], runs[TABLE5_RUNS["sop"]]
         assert long.comparison == "long" and b.steps("long") == b.long_sop_steps > b.table5_steps
         assert dataclasses.replace(long, name=sop.name, comparison=sop.comparison) == sop
+    # the masking comparison: Table 4's all-shared run on its own records and steps, once per kind of mask
+    masking = list(MASKING_RUNS.values()) if b.masking_steps else []
+    for kind, name in MASKING_RUNS.items():
+        assert (name in runs) == bool(b.masking_steps)
+        if name in runs:
+            assert runs[name].masks(b) == kind and runs[name].comparison == "masking"
+            assert dataclasses.replace(runs[name], name="all", comparison="ablation", masking=None) == runs["all"]
+    # seeds: every row of a comparison has its number of seeds, each the seed-0 run but for its name and seed
+    for rows, seeds in ((TABLE5_RUNS.values(), b.table5_seeds), (ablation, b.ablation_seeds),
+                        (masking, b.masking_seeds)):
+        for row in rows:
+            for k in range(seeds):
+                seeded = runs[seeded_name(row, k)]
+                assert seeded.seed_index == k and seeded.row == row and seeded.seed(b) == b.seed + k
+                assert dataclasses.replace(seeded, name=row, seed_index=0) == runs[row]
+            assert seeded_name(row, seeds) not in runs
+    assert len(runs) == len(pretraining_runs(b))  # no name twice
+
+
+def test_a_budget_missing_a_later_field_agrees_where_that_field_has_its_default():
+    """Results saved before a field existed (the seed counts) stay reusable while the budget keeps its default."""
+    from albert_tf.reproduce.budgets import same_fields
+
+    default = dataclasses.replace(BUDGETS["tiny"], evals_per_run=6)  # the field's default
+    old = {k: v for k, v in default.fields().items() if k != "evals_per_run"}
+    assert same_fields(old, default, "ablation")
+    assert not same_fields(old, dataclasses.replace(default, evals_per_run=3), "ablation")
+    assert not same_fields({k: v for k, v in old.items() if k != "hidden_size"}, default, "ablation")  # no default
 
 
 def test_paper_parameter_counts_agree_with_the_formula_for_albert_base():
@@ -263,9 +293,10 @@ def test_tiny_budget_end_to_end_resumes_and_renders(tmp_path, capsys):
         assert heading in text
     assert f"* More steps: the SOP model trained again for {BUDGETS['tiny'].long_sop_steps} steps" in text
     assets = out.parent / "reproduction"
-    for plot in PLOTS:
+    for plot in (*PLOTS, MASKING_PLOT):
         assert (assets / plot).stat().st_size > 1000, plot
         assert f"reproduction/{plot}" in text
+    assert "## Masking: static vs dynamic" in text and "The budgets train with **static** masks" in text
     results = json.loads((assets / "results.json").read_text(encoding="utf-8"))
     assert str(tmp_path) not in json.dumps(results)  # no paths of this machine in the checked-in JSON
     runs = results["pretraining"]
@@ -289,6 +320,11 @@ def test_tiny_budget_end_to_end_resumes_and_renders(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.count("complete, skipped") == len(runs) + len(TABLE5_RUNS) + 1  # + fine-tunings + Table 1
     assert stamps == {p: os.path.getmtime(p) for p in work.glob("runs/*/metrics.json")}
+
+    # The verdicts of the page follow the rule, recomputed from its JSON (as for the checked-in page).
+    from test_reproduction_verdicts import check_verdicts
+
+    check_verdicts(text, results)
 
     # --render_only regenerates the page and the plots from the saved JSON alone, in seconds.
     for plot in PLOTS:
@@ -360,8 +396,13 @@ def test_budget_parts_name_real_fields_and_cover_what_changes_a_run():
     names = {f.name for f in dataclasses.fields(BUDGETS["tiny"])}
     for part, fields in PART_FIELDS.items():
         assert set(fields) <= names, part
-    # every field but the documentation and the list of Table 3 runs decides some result
-    assert names - set().union(*PART_FIELDS.values()) == {"name", "estimate", "embedding_sizes"}
+    # every field but the documentation and the lists of runs (Table 3's sizes, the seed counts) decides some result
+    assert names - set().union(*PART_FIELDS.values()) == {"name", "estimate", "embedding_sizes", "table5_seeds",
+                                                          "ablation_seeds", "masking_seeds"}
+    # the comparison of masks names each run's masks itself: the budget's choice does not invalidate it
+    assert "masking" in PART_FIELDS["ablation"] and "masking" not in PART_FIELDS["masking"]
+    with pytest.raises(ValueError, match="masking"):
+        dataclasses.replace(BUDGETS["tiny"], masking="sometimes")
     with pytest.raises(ValueError, match="unknown part"):
         BUDGETS["tiny"].fields("tables")
 

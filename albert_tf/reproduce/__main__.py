@@ -7,6 +7,11 @@ Tables (the paper's numbers beside ours, each finding checked from the numbers):
   (with the majority-class baselines of the held-out records) and a GLUE fine-tuning (SST-2 dev accuracy).
 * Table 4: all-shared / shared-attention / shared-FFN / not-shared at E = 128: parameters and held-out MLM.
 * Table 3: E = 64 / 128 / 256 for the all-shared model: parameters and held-out MLM.
+* Static vs dynamic masks (where the budget has ``masking_steps``): held-out MLM at equal steps on records that
+  come round several times.
+
+Every row is run with the budget's number of seeds; tables show mean ± standard error, and each finding is called
+by one stated rule (``albert_tf.reproduce.stats``: reproduced beyond 2 standard errors of the difference).
 
 Resumable: every finished run leaves a complete ``metrics.json`` in ``<workdir>/runs/<run>/`` and is not repeated
 when the command runs again; an unfinished run starts again from scratch. ``--render_only`` reads the saved

@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 import json
 
-__all__ = ["BUDGETS", "PART_FIELDS", "Budget", "get_budget", "same_fields"]
+__all__ = ["BUDGETS", "MASKINGS", "PART_FIELDS", "Budget", "get_budget", "same_fields"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -47,6 +47,19 @@ class Budget:
     train_batch_size: int
     learning_rate: float  # LAMB; warm-up over the first 10% of each run, then linear decay to 0
     evals_per_run: int = 6  # held-out evaluations after step 0, evenly spaced
+    # seeds per comparison: seed k trains with seed + k (initialisation, record order, dropout, fine-tuning), on
+    # the same records; seed 0 is the run of the same name without a suffix (so earlier results stay seed 0)
+    table5_seeds: int = 1
+    ablation_seeds: int = 1
+    # the masks every pretraining run trains with: "static" (the records' own, as the official run_pretraining)
+    # or "dynamic" (drawn again at every read: run_pretraining --masked_lm_budget, RoBERTa's dynamic masking)
+    masking: str = "static"
+    # the static-vs-dynamic comparison (0 steps: none): the ablation model trained masking_steps steps on the
+    # records of the first masking_text_mb MB of the training documents (0: all of them), so that the records come
+    # round several times within the run, with each kind of mask, masking_seeds seeds each
+    masking_steps: int = 0
+    masking_text_mb: float = 0.0
+    masking_seeds: int = 1
     # one more SOP run with its schedule stretched to this many steps (0: none): does Table 5's SOP model get
     # further with more steps? Reported beside Table 5, not in it (the table compares runs at equal steps)
     long_sop_steps: int = 0
@@ -76,8 +89,13 @@ class Budget:
         return {k: every[k] for k in PART_FIELDS[part]}
 
     def steps(self, comparison: str) -> int:
-        """The step count of ``comparison`` ("table5", "ablation" or "long")."""
-        return {"table5": self.table5_steps, "ablation": self.ablation_steps, "long": self.long_sop_steps}[comparison]
+        """The step count of ``comparison`` ("table5", "ablation", "long" or "masking")."""
+        return {"table5": self.table5_steps, "ablation": self.ablation_steps, "long": self.long_sop_steps,
+                "masking": self.masking_steps}[comparison]
+
+    def __post_init__(self) -> None:
+        if self.masking not in MASKINGS:
+            raise ValueError(f"masking={self.masking!r}: choose one of {', '.join(MASKINGS)}")
 
 
 # What each kind of result depends on, so that changing one comparison's schedule does not repeat the others:
@@ -85,23 +103,27 @@ class Budget:
 # budget's name and estimate are documentation; embedding_sizes says which Table 3 runs exist, not how one runs.
 _DATA = ("text_sources", "text_mb", "document_sentences", "heldout_fraction", "dupe_factor", "max_seq_length",
          "max_predictions_per_seq", "seed", "glue_task", "glue_train_examples", "glue_dev_examples")
-_PRETRAINING = (*_DATA, "hidden_size", "num_layers", "num_heads", "embedding_size", "train_batch_size",
-                "learning_rate", "evals_per_run", "eval_batch_size")
+_MODEL = (*_DATA, "hidden_size", "num_layers", "num_heads", "embedding_size", "train_batch_size", "learning_rate",
+          "evals_per_run", "eval_batch_size")
+_PRETRAINING = (*_MODEL, "masking")
 PART_FIELDS: dict[str, tuple[str, ...]] = {
     "data": _DATA,
     "table5": (*_PRETRAINING, "table5_steps"),
     "ablation": (*_PRETRAINING, "ablation_steps"),
     "long": (*_PRETRAINING, "long_sop_steps"),
+    "masking": (*_MODEL, "masking_steps", "masking_text_mb"),  # each of its runs names its own masks
     "finetuning": (*_PRETRAINING, "table5_steps", "finetune_steps", "finetune_batch_size", "finetune_seq_length",
                    "finetune_learning_rate"),
 }
+
+MASKINGS = ("static", "dynamic")
 
 ALL_TEXT = ("gutenberg_hobil", "nltk_state_union", "nltk_inaugural", "nltk_genesis", "tinyshakespeare")
 
 BUDGETS = {
     "tiny": Budget(
         name="tiny",
-        estimate="3-5 min on a 2-core CPU (the test's budget: it checks the machinery, not the findings)",
+        estimate="5-10 min on a 2-core CPU (the test's budget: it checks the machinery, not the findings)",
         text_sources=("nltk_inaugural",),
         text_mb=0.3,
         document_sentences=12,
@@ -120,6 +142,9 @@ BUDGETS = {
         train_batch_size=16,
         learning_rate=2e-3,
         evals_per_run=2,
+        ablation_seeds=2,
+        masking_steps=20,
+        masking_text_mb=0.1,
         glue_train_examples=256,
         glue_dev_examples=128,
         finetune_steps=16,
@@ -128,7 +153,10 @@ BUDGETS = {
     ),
     "small": Budget(
         name="small",
-        estimate="1 h 35 min - 2 h 15 min on a 2-core CPU (AMD EPYC VM, TensorFlow 2.21; 0.4-0.6 s per step)",
+        estimate=(
+            "about 3 h 15 min on a 2-core CPU, up to twice that on slower VMs (measured: Table 5 53 min, the "
+            "3000-step SOP run 39 min, each of the 12 runs of Tables 3 and 4 7-18 min; docs/reproduction-budgets.md)"
+        ),
         text_sources=ALL_TEXT,
         text_mb=20.0,
         document_sentences=20,
@@ -146,6 +174,7 @@ BUDGETS = {
         long_sop_steps=3000,
         train_batch_size=32,
         learning_rate=4e-3,
+        ablation_seeds=2,
         glue_train_examples=8000,
         glue_dev_examples=0,
         finetune_steps=300,
@@ -187,10 +216,17 @@ BUDGETS = {
 
 
 def same_fields(stored: dict | None, budget: Budget, part: str) -> bool:
-    """Whether a saved result's ``budget_fields`` (all of them, as written) agree with ``budget`` on ``part``'s."""
+    """Whether a saved result's ``budget_fields`` (all of them, as written) agree with ``budget`` on ``part``'s.
+
+    A field added to :class:`Budget` after a result was saved is missing from it; it agrees when the budget has
+    the field's default (the value every earlier run had implicitly)."""
     if not isinstance(stored, dict):
         return False
-    return all(k in stored and stored[k] == v for k, v in budget.fields(part).items())
+    defaults = {f.name: f.default for f in dataclasses.fields(Budget) if f.default is not dataclasses.MISSING}
+    return all(stored.get(k, defaults.get(k, _ABSENT)) == v for k, v in budget.fields(part).items())
+
+
+_ABSENT = object()
 
 
 def get_budget(name: str) -> Budget:

@@ -31,7 +31,7 @@ from collections.abc import Callable
 from albert_tf.data.documents import prepare_split
 from albert_tf.reproduce.budgets import Budget, same_fields
 
-__all__ = ["SOP_POLICY", "label_majority", "prepare_data", "text_files"]
+__all__ = ["SOP_POLICY", "label_majority", "masking_records", "prepare_data", "text_files"]
 
 #: The records the SOP arm trains on. The paper's SOP (§3.1, §4.6) takes only swapped segments as negatives; the
 #: released code's default (``official``) also takes a random other document as segment B for every one-segment
@@ -106,20 +106,37 @@ def _dev_labels(path: str) -> tuple[int, float | None]:
     return len(rows), max(labels.values()) / sum(labels.values())
 
 
+def _saved(marker: str, budget: Budget, part: str) -> dict | None:
+    """The JSON at ``marker`` when it says complete and was made under the budget's fields of ``part``."""
+    if not os.path.exists(marker):
+        return None
+    with open(marker, encoding="utf-8") as f:
+        done = json.load(f)
+    return done if done.get("complete") and same_fields(done.get("budget_fields"), budget, part) else None
+
+
+def _make_records(text: str, path: str, spec, budget: Budget, policy: str, dupe_factor: int) -> dict:
+    """Official n-gram MLM records of ``text`` with the budget's shapes and seed (``create_pretraining_data``)."""
+    from albert_tf.data.pretraining.pipeline import PretrainingDataConfig, create_pretraining_data
+
+    cfg = PretrainingDataConfig(
+        max_seq_length=budget.max_seq_length, max_predictions_per_seq=budget.max_predictions_per_seq,
+        dupe_factor=dupe_factor, random_seed=budget.seed, sentence_order=policy, shuffle_buffer_size=100_000,
+    )
+    return create_pretraining_data(text, path, spec, cfg, log=None)
+
+
 def prepare_data(budget: Budget, shared_data: str, workdir: str, log: Callable[[str], None] = print) -> dict:
     """Build (or reuse) the data of ``budget``; returns ``data.json``'s content (paths, counts, baselines)."""
-    from albert_tf.data.pretraining.pipeline import PretrainingDataConfig, create_pretraining_data
     from albert_tf.data.pretraining.stats import majority_baselines
     from albert_tf.data.pretraining.vocabulary import TokenizerSpec
 
     data_dir = os.path.join(workdir, "data")
     marker = os.path.join(data_dir, "data.json")
-    if os.path.exists(marker):
-        with open(marker, encoding="utf-8") as f:
-            done = json.load(f)
-        if done.get("complete") and same_fields(done.get("budget_fields"), budget, "data"):
-            log(f"data: reusing {data_dir}")
-            return done
+    done = _saved(marker, budget, "data")
+    if done is not None:
+        log(f"data: reusing {data_dir}")
+        return done
     if os.path.isdir(data_dir):
         shutil.rmtree(data_dir)
     os.makedirs(data_dir)
@@ -140,11 +157,7 @@ def prepare_data(budget: Budget, shared_data: str, workdir: str, log: Callable[[
     jobs += [(f"heldout_{k}", heldout_text, policy, 1) for k, policy in HELDOUT_POLICIES.items()]
     for name, text, policy, dupe in jobs:
         path = os.path.join(data_dir, f"{name}.tfrecord")
-        cfg = PretrainingDataConfig(
-            max_seq_length=budget.max_seq_length, max_predictions_per_seq=budget.max_predictions_per_seq,
-            dupe_factor=dupe, random_seed=budget.seed, sentence_order=policy, shuffle_buffer_size=100_000,
-        )
-        summary = create_pretraining_data(text, path, spec, cfg, log=None)
+        summary = _make_records(text, path, spec, budget, policy, dupe)
         records[name] = path
         record_counts[name] = {"instances": summary["counts"]["instances"], "sentence_order": policy}
         log(f"data: {name}: {summary['counts']['instances']} records ({policy})")
@@ -174,4 +187,45 @@ def prepare_data(budget: Budget, shared_data: str, workdir: str, log: Callable[[
     }
     with open(marker, "w", encoding="utf-8") as f:
         json.dump(done, f, indent=1)
+    return done
+
+
+def masking_records(budget: Budget, data: dict, workdir: str, log: Callable[[str], None] = print) -> dict:
+    """The static-vs-dynamic comparison's training records (or the saved ones): the SOP records of the first
+    ``budget.masking_text_mb`` MB of the training documents (whole documents, in the order of ``train.txt``; 0: all
+    of them, ``train_sop`` itself), made like ``train_sop``. Returns ``{"path", "records", "documents"}``."""
+    from albert_tf.data.pretraining.vocabulary import TokenizerSpec
+
+    if not budget.masking_text_mb:
+        return {"path": data["records"]["train_sop"], "records": data["record_counts"]["train_sop"]["instances"],
+                "documents": data["text"]["documents"]}
+    out_dir = os.path.join(workdir, "data_masking")
+    marker = os.path.join(out_dir, "records.json")
+    done = _saved(marker, budget, "masking")
+    if done is not None:
+        return done
+    if os.path.isdir(out_dir):
+        shutil.rmtree(out_dir)
+    os.makedirs(out_dir)
+    train_text = os.path.join(os.path.dirname(data["records"]["train_sop"]), "train.txt")
+    with open(train_text, encoding="utf-8") as f:
+        documents = [d for d in f.read().split("\n\n") if d.strip()]
+    kept, size = [], 0
+    for document in documents:
+        if kept and size + len(document.encode("utf-8")) > budget.masking_text_mb * 1e6:
+            break
+        kept.append(document)
+        size += len(document.encode("utf-8"))
+    text = os.path.join(out_dir, "train.txt")
+    with open(text, "w", encoding="utf-8") as f:
+        f.write("\n\n".join(kept) + "\n")
+    path = os.path.join(out_dir, "train_sop.tfrecord")
+    spec = TokenizerSpec(spm_model_file=data["spm_model_file"])
+    summary = _make_records(text, path, spec, budget, SOP_POLICY, budget.dupe_factor)
+    done = {"complete": True, "path": path, "records": summary["counts"]["instances"], "documents": len(kept),
+            "budget_fields": budget.fields()}
+    log(f"data: masking comparison: {done['records']} records of the first {len(kept)} training documents")
+    with open(marker + ".tmp", "w", encoding="utf-8") as f:
+        json.dump(done, f, indent=1)
+    os.replace(marker + ".tmp", marker)
     return done

@@ -30,8 +30,8 @@ from typing import Any
 
 from albert_tf.reproduce.budgets import Budget, same_fields
 
-__all__ = ["LONG_SOP_RUN", "PretrainRun", "TABLE3_RUNS", "TABLE4_RUNS", "TABLE5_RUNS", "pretraining_runs",
-           "reuse_results", "run_all", "today"]
+__all__ = ["LONG_SOP_RUN", "MASKING_RUNS", "PretrainRun", "SEED_SUFFIX", "TABLE3_RUNS", "TABLE4_RUNS", "TABLE5_RUNS",
+           "pretraining_runs", "reuse_results", "run_all", "seeded_name", "today"]
 
 VOCAB_SIZE = 30000  # the official 30k-clean SentencePiece model
 
@@ -47,12 +47,35 @@ class PretrainRun:
     sharing: str = "all"
     embedding_size: int | None = None
     sentence_loss_weight: float = 1.0
+    seed_index: int = 0  # trains with budget.seed + seed_index; the name carries it (see seeded_name)
+    masking: str | None = None  # "static" | "dynamic"; None: the budget's
+
+    def masks(self, budget: Budget) -> str:
+        return self.masking or budget.masking
+
+    @property
+    def row(self) -> str:
+        """The table row this run fills (its name without the seed suffix)."""
+        return self.name.split(SEED_SUFFIX)[0]
+
+    def seed(self, budget: Budget) -> int:
+        return budget.seed + self.seed_index
 
 
-# Which run fills which row of each table.
+SEED_SUFFIX = "_seed"
+
+
+def seeded_name(row: str, seed_index: int) -> str:
+    """A run's name: the row's for seed 0 (the runs made before seeds existed keep their names), else
+    ``<row>_seed<k>``."""
+    return row if seed_index == 0 else f"{row}{SEED_SUFFIX}{seed_index}"
+
+
+# Which run fills which row of each table (seed 0; see seeded_name for the others).
 TABLE5_RUNS = {"none": "none", "nsp": "nsp", "sop": "sop"}
 LONG_SOP_RUN = "sop_long"  # Table 5's SOP run with budget.long_sop_steps: more steps, nothing else changed
 TABLE4_RUNS = {"all": "all", "attention": "share_attention", "ffn": "share_ffn", "none": "share_none"}
+MASKING_RUNS = {"static": "mask_static", "dynamic": "mask_dynamic"}
 
 
 def TABLE3_RUNS(budget: Budget) -> dict[int, str]:  # noqa: N802 (a table, like its neighbours)
@@ -61,20 +84,31 @@ def TABLE3_RUNS(budget: Budget) -> dict[int, str]:  # noqa: N802 (a table, like 
 
 
 def pretraining_runs(budget: Budget) -> list[PretrainRun]:
-    """Every distinct pretraining run of ``budget``, Table 5's first."""
-    runs = [
+    """Every distinct pretraining run of ``budget``: seed 0 of every row first (Table 5's, then Tables 3 and 4's,
+    then the long SOP run), then the further seeds, so that an interrupted command has a whole table early."""
+    table5 = [
         PretrainRun("sop", "table5", "sop"),
         PretrainRun("nsp", "table5", "nsp"),
         PretrainRun("none", "table5", "none", sentence_loss_weight=0.0),
+    ]
+    ablation = [
         PretrainRun("all", "ablation", "sop"),
         PretrainRun("share_attention", "ablation", "sop", sharing="attention"),
         PretrainRun("share_ffn", "ablation", "sop", sharing="ffn"),
         PretrainRun("share_none", "ablation", "sop", sharing="none"),
     ]
     others = [e for e in budget.embedding_sizes if e != budget.embedding_size]
-    runs += [PretrainRun(f"e{e}", "ablation", "sop", embedding_size=e) for e in others]
+    ablation += [PretrainRun(f"e{e}", "ablation", "sop", embedding_size=e) for e in others]
+    masking = [PretrainRun(name, "masking", "sop", masking=kind) for kind, name in MASKING_RUNS.items()
+               if budget.masking_steps]
+    runs = table5 + ablation
     if budget.long_sop_steps:
         runs.append(PretrainRun(LONG_SOP_RUN, "long", "sop"))
+    runs += masking
+    seeded = ([(r, budget.table5_seeds) for r in table5] + [(r, budget.ablation_seeds) for r in ablation]
+              + [(r, budget.masking_seeds) for r in masking])
+    for k in range(1, max(n for _, n in seeded)):
+        runs += [dataclasses.replace(run, name=seeded_name(run.name, k), seed_index=k) for run, n in seeded if k < n]
     return runs
 
 
@@ -134,7 +168,8 @@ def parameter_counts(config, sharing: str) -> dict[str, int]:
     }
 
 
-def evaluate_on(run_dir: str, model_dir: str, records: str, name: str, budget: Budget, sharing: str) -> dict:
+def evaluate_on(run_dir: str, model_dir: str, records: str, name: str, budget: Budget, sharing: str,
+                seed: int) -> dict:
     """``run_pretraining --do_eval`` of the run's last checkpoint on other held-out records."""
     from albert_tf.tasks import pretraining
 
@@ -152,7 +187,7 @@ def evaluate_on(run_dir: str, model_dir: str, records: str, name: str, budget: B
         eval_batch_size=budget.eval_batch_size,
         max_eval_steps=0,
         sharing=sharing,
-        seed=budget.seed,
+        seed=seed,
     )
     summary = pretraining.run(cfg)
     last = summary["eval"][-1]
@@ -173,13 +208,20 @@ def run_pretraining(run: PretrainRun, budget: Budget, data: dict, workdir: str, 
     steps = budget.steps(run.comparison)
     eval_every = max(1, steps // budget.evals_per_run)
     log(f"{run.name}: pretraining {steps} steps (records {run.records}, sharing {run.sharing}, "
-        f"E {run.embedding_size or budget.embedding_size}, sentence loss weight {run.sentence_loss_weight})")
+        f"E {run.embedding_size or budget.embedding_size}, sentence loss weight {run.sentence_loss_weight}, "
+        f"{run.masks(budget)} masks)")
     config = model_config(budget, run.embedding_size)
     model_dir = os.path.join(run_dir, "model")
     start = time.time()
+    if run.comparison == "masking":
+        from albert_tf.reproduce.data import masking_records
+
+        train = masking_records(budget, data, workdir, log)["path"]
+    else:
+        train = data["records"][f"train_{run.records}"]
     result = pretrain_with_curve(
         config,
-        data["records"][f"train_{run.records}"],
+        train,
         data["records"]["heldout_sop"],
         model_dir,
         num_train_steps=steps,
@@ -190,9 +232,10 @@ def run_pretraining(run: PretrainRun, budget: Budget, data: dict, workdir: str, 
         eval_batch_size=budget.eval_batch_size,
         max_eval_steps=0,
         steps_per_loop=min(100, eval_every),
-        seed=budget.seed,
+        seed=run.seed(budget),
         sharing=run.sharing,
         sentence_loss_weight=run.sentence_loss_weight,
+        masked_lm_budget=budget.max_predictions_per_seq if run.masks(budget) == "dynamic" else 0,
         log=lambda line: log(f"{run.name}:{line}"),
         progress_log=None,
     )
@@ -207,10 +250,15 @@ def run_pretraining(run: PretrainRun, budget: Budget, data: dict, workdir: str, 
         **parameter_counts(config, run.sharing),
         "curve": result["curve"],
         "heldout_mlm_accuracy": final["masked_lm_accuracy"],
+        "heldout_mlm_loss": final["masked_lm_loss"],
         "heldout_sop_accuracy": final["sentence_order_accuracy"],
+        "masking": run.masks(budget),
     }
-    if run.name in TABLE5_RUNS.values():
-        nsp = evaluate_on(run_dir, model_dir, data["records"]["heldout_nsp"], "nsp", budget, run.sharing)
+    if run.comparison == "masking":
+        metrics["train_records"] = masking_records(budget, data, workdir, log)["records"]
+    if run.row in TABLE5_RUNS.values():
+        nsp = evaluate_on(run_dir, model_dir, data["records"]["heldout_nsp"], "nsp", budget, run.sharing,
+                          run.seed(budget))
         metrics["heldout_nsp_accuracy"] = nsp["sentence_order_accuracy"]
     metrics["seconds"] = round(time.time() - start, 1)
     metrics["date"] = today()
@@ -221,7 +269,7 @@ def run_pretraining(run: PretrainRun, budget: Budget, data: dict, workdir: str, 
 
 
 def run_finetuning(run_name: str, budget: Budget, data: dict, workdir: str, sharing: str,
-                   log: Callable[[str], None]) -> dict:
+                   log: Callable[[str], None], seed: int | None = None) -> dict:
     """Fine-tune (or reuse) the pretrained ``run_name`` on the budget's GLUE task; dev accuracy at the end."""
     from albert_tf.tasks import glue
 
@@ -255,7 +303,7 @@ def run_finetuning(run_name: str, budget: Budget, data: dict, workdir: str, shar
         save_checkpoints_steps=steps,
         steps_per_loop=min(100, steps),
         keep_checkpoint_max=1,
-        seed=budget.seed,
+        seed=budget.seed if seed is None else seed,
     )
     summary = glue.run(cfg)
     key = summary["key_metric"]
@@ -315,7 +363,7 @@ def reuse_results(results: dict, budget: Budget, workdir: str, source: str,
         if _read_complete(path, budget, run.comparison) is not None:
             continue
         todo = [(path, metrics)]
-        if name in TABLE5_RUNS.values():
+        if run.row in TABLE5_RUNS.values():
             tuned = ft.get(name, {})
             if not (tuned.get("complete") and tuned.get("task") == budget.glue_task
                     and same_fields(tuned.get("budget_fields"), budget, "finetuning")):
@@ -332,10 +380,9 @@ def reuse_results(results: dict, budget: Budget, workdir: str, source: str,
 def run_all(budget: Budget, data: dict, workdir: str, log: Callable[[str], None] = print) -> dict:
     """Every run of ``budget`` (reusing the complete ones); returns ``{"table1", "pretraining", "finetuning"}``."""
     results: dict[str, Any] = {"table1": run_table1(workdir, log), "pretraining": {}, "finetuning": {}}
-    runs = pretraining_runs(budget)
-    sharing = {r.name: r.sharing for r in runs}
-    for run in runs:
+    for run in pretraining_runs(budget):
         results["pretraining"][run.name] = run_pretraining(run, budget, data, workdir, log)
-        if run.name in TABLE5_RUNS.values():
-            results["finetuning"][run.name] = run_finetuning(run.name, budget, data, workdir, sharing[run.name], log)
+        if run.row in TABLE5_RUNS.values():
+            results["finetuning"][run.name] = run_finetuning(run.name, budget, data, workdir, run.sharing, log,
+                                                             seed=run.seed(budget))
     return results

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 
-from albert_tf.reproduce.experiments import LONG_SOP_RUN, TABLE4_RUNS, TABLE5_RUNS
+from albert_tf.reproduce.experiments import LONG_SOP_RUN, MASKING_RUNS, SEED_SUFFIX, TABLE4_RUNS, TABLE5_RUNS
 
 PLOTS = (
     "table1_params.png",
@@ -16,12 +16,30 @@ PLOTS = (
     "table3_curves.png",
     "table3_bars.png",
 )
+CURVE_LABELS = {"masked_lm_accuracy": "held-out MLM accuracy", "masked_lm_loss": "held-out MLM loss",
+                "sentence_order_accuracy": "held-out SOP accuracy"}
+MASKING_PLOT = "masking_curves.png"  # written where the results have the masking comparison
 SHARING_NAMES = {"all": "all-shared", "attention": "shared-attention", "ffn": "shared-FFN", "none": "not-shared"}
 TASK_NAMES = {"none": "None", "nsp": "NSP", "sop": "SOP"}
 
 
+def seed_runs(results: dict, row: str, part: str = "pretraining") -> list[str]:
+    """The runs of ``row`` in ``results[part]``, seed 0 first: ``row`` itself and ``row_seed<k>``."""
+    found = [name for name in results[part] if name == row or name.startswith(row + SEED_SUFFIX)]
+    return sorted(found, key=lambda name: 0 if name == row else int(name[len(row) + len(SEED_SUFFIX):]))
+
+
+def _mean_and_se(values: list[float]) -> tuple[float, float]:
+    """The mean over seeds and its standard error (0 for one seed: nothing to draw)."""
+    from albert_tf.reproduce.stats import estimate
+
+    e = estimate(values)
+    return e.mean, e.se if e.n > 1 else 0.0
+
+
 def write_plots(results: dict, out_dir: str) -> None:
-    """Every plot of :data:`PLOTS` into ``out_dir``, from the results JSON (matplotlib, Agg backend)."""
+    """Every plot of :data:`PLOTS` into ``out_dir``, from the results JSON (matplotlib, Agg backend). A row with
+    several seeds is drawn as their mean, with the standard error as a band (curves) or an error bar (bars)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -35,19 +53,27 @@ def write_plots(results: dict, out_dir: str) -> None:
         fig.savefig(os.path.join(out_dir, name), dpi=90, metadata={"Software": None})
         plt.close(fig)
 
-    def curves(names: dict, title: str, name: str, with_sop: bool, dashed: tuple[str, ...] = ()) -> None:
-        fig, axes = plt.subplots(1, 2 if with_sop else 1, figsize=(10 if with_sop else 5.5, 3.6), squeeze=False)
+    def curves(names: dict, title: str, name: str, with_sop: bool, dashed: tuple[str, ...] = (),
+               keys: tuple[str, ...] = ()) -> None:
+        keys = keys or ("masked_lm_accuracy",) + (("sentence_order_accuracy",) if with_sop else ())
+        fig, axes = plt.subplots(1, len(keys), figsize=(10 if len(keys) > 1 else 5.5, 3.6), squeeze=False)
         for label, run in names.items():
-            c = pre[run]["curve"]
-            steps = [p["step"] for p in c]
-            style = {"marker": "o", "ms": 3, "label": label, "ls": "--" if run in dashed else "-"}
-            axes[0][0].plot(steps, [p["masked_lm_accuracy"] for p in c], **style)
-            if with_sop:
-                axes[0][1].plot(steps, [p["sentence_order_accuracy"] for p in c], **style)
-        axes[0][0].set(xlabel="step", ylabel="held-out MLM accuracy", title=title)
+            seeds = [pre[r]["curve"] for r in seed_runs(results, run)]
+            steps = [p["step"] for p in seeds[0]]
+            shown = f"{label} ({len(seeds)} seeds)" if len(seeds) > 1 else label
+            style = {"marker": "o", "ms": 3, "label": shown, "ls": "--" if run in dashed else "-"}
+            for ax, key in zip(axes[0], keys):
+                points = [_mean_and_se([c[i][key] for c in seeds]) for i in range(len(steps))]
+                line = ax.plot(steps, [m for m, _ in points], **style)[0]
+                if len(seeds) > 1:
+                    ax.fill_between(steps, [m - se for m, se in points], [m + se for m, se in points],
+                                    color=line.get_color(), alpha=0.2)
+        for ax, key in zip(axes[0], keys):
+            ax.set(xlabel="step", ylabel=CURVE_LABELS[key])
+        axes[0][0].set(title=title)
         if with_sop:
             axes[0][1].axhline(base["heldout_sop"]["majority_accuracy"], ls="--", c="gray", label="majority class")
-            axes[0][1].set(xlabel="step", ylabel="held-out SOP accuracy", title="sentence order (held-out)")
+            axes[0][1].set(title="sentence order (held-out)")
             axes[0][1].legend(fontsize=8)
         axes[0][0].legend(fontsize=8)
         save(fig, name)
@@ -90,8 +116,11 @@ def write_plots(results: dict, out_dir: str) -> None:
         fig, axes = plt.subplots(1, 2, figsize=(10, 3.4))
         axes[0].bar(labels, [pre[r]["encoder_params"] / 1e6 for r in runs], color="tab:blue")
         axes[0].set(ylabel="encoder parameters (M)", title=title + ": parameters")
-        axes[1].bar(labels, [pre[r]["heldout_mlm_accuracy"] for r in runs], color="tab:orange")
-        axes[1].set(ylabel="held-out MLM accuracy", title=title + ": MLM at equal steps")
+        accs = [_mean_and_se([pre[s]["heldout_mlm_accuracy"] for s in seed_runs(results, r)]) for r in runs]
+        axes[1].bar(labels, [m for m, _ in accs], yerr=[se for _, se in accs], capsize=4, color="tab:orange")
+        low = min(m - se for m, se in accs)
+        axes[1].set_ylim(max(0.0, low - 0.02), max(m + se for m, se in accs) + 0.01)
+        axes[1].set(ylabel="held-out MLM accuracy", title=title + ": MLM at equal steps (mean ± SE)")
         save(fig, name)
 
     t4 = {SHARING_NAMES[k]: v for k, v in TABLE4_RUNS.items()}
@@ -100,6 +129,9 @@ def write_plots(results: dict, out_dir: str) -> None:
     t3 = {f"E={e}": r for e, r in table3_runs(results).items()}
     curves(t3, "Table 3 runs (all-shared): masked LM", "table3_curves.png", False)
     bars(list(t3), list(t3.values()), "Table 3", "table3_bars.png")
+    if all(r in pre for r in MASKING_RUNS.values()):
+        curves({f"{k} masks": r for k, r in MASKING_RUNS.items()}, "static vs dynamic masks", MASKING_PLOT, False,
+               keys=("masked_lm_accuracy", "masked_lm_loss"))
 
 
 def table3_runs(results: dict) -> dict[int, str]:

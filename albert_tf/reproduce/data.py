@@ -28,6 +28,7 @@ import shutil
 import time
 from collections.abc import Callable
 
+from albert_tf import files as _fs
 from albert_tf.data.documents import prepare_split
 from albert_tf.reproduce.budgets import Budget, same_fields
 
@@ -212,10 +213,10 @@ def masking_records(budget: Budget, data: dict, workdir: str, log: Callable[[str
         documents = [d for d in f.read().split("\n\n") if d.strip()]
     kept, size = [], 0
     for document in documents:
-        if kept and size + len(document.encode("utf-8")) > budget.masking_text_mb * 1e6:
+        size += len(document.encode("utf-8"))
+        if kept and size > budget.masking_text_mb * 1e6:
             break
         kept.append(document)
-        size += len(document.encode("utf-8"))
     text = os.path.join(out_dir, "train.txt")
     with open(text, "w", encoding="utf-8") as f:
         f.write("\n\n".join(kept) + "\n")
@@ -225,7 +226,5 @@ def masking_records(budget: Budget, data: dict, workdir: str, log: Callable[[str
     done = {"complete": True, "path": path, "records": summary["counts"]["instances"], "documents": len(kept),
             "budget_fields": budget.fields()}
     log(f"data: masking comparison: {done['records']} records of the first {len(kept)} training documents")
-    with open(marker + ".tmp", "w", encoding="utf-8") as f:
-        json.dump(done, f, indent=1)
-    os.replace(marker + ".tmp", marker)
+    _fs.write_text_atomic(marker, json.dumps(done, indent=1))
     return done

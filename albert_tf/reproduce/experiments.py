@@ -28,6 +28,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from albert_tf import files as _fs
 from albert_tf.reproduce.budgets import Budget, same_fields
 
 __all__ = ["LONG_SOP_RUN", "MASKING_RUNS", "PretrainRun", "SEED_SUFFIX", "TABLE3_RUNS", "TABLE4_RUNS", "TABLE5_RUNS",
@@ -127,10 +128,7 @@ def _read_complete(path: str, budget: Budget | None, part: str = "table5") -> di
 
 
 def _write(path: str, metrics: dict) -> None:
-    tmp = f"{path}.tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(metrics, f, indent=1)
-    os.replace(tmp, path)
+    _fs.write_text_atomic(path, json.dumps(metrics, indent=1))
 
 
 def today() -> str:
@@ -213,12 +211,12 @@ def run_pretraining(run: PretrainRun, budget: Budget, data: dict, workdir: str, 
     config = model_config(budget, run.embedding_size)
     model_dir = os.path.join(run_dir, "model")
     start = time.time()
+    subset = None
     if run.comparison == "masking":
         from albert_tf.reproduce.data import masking_records
 
-        train = masking_records(budget, data, workdir, log)["path"]
-    else:
-        train = data["records"][f"train_{run.records}"]
+        subset = masking_records(budget, data, workdir, log)
+    train = subset["path"] if subset else data["records"][f"train_{run.records}"]
     result = pretrain_with_curve(
         config,
         train,
@@ -254,8 +252,8 @@ def run_pretraining(run: PretrainRun, budget: Budget, data: dict, workdir: str, 
         "heldout_sop_accuracy": final["sentence_order_accuracy"],
         "masking": run.masks(budget),
     }
-    if run.comparison == "masking":
-        metrics["train_records"] = masking_records(budget, data, workdir, log)["records"]
+    if subset:
+        metrics["train_records"] = subset["records"]
     if run.row in TABLE5_RUNS.values():
         nsp = evaluate_on(run_dir, model_dir, data["records"]["heldout_nsp"], "nsp", budget, run.sharing,
                           run.seed(budget))
@@ -269,7 +267,7 @@ def run_pretraining(run: PretrainRun, budget: Budget, data: dict, workdir: str, 
 
 
 def run_finetuning(run_name: str, budget: Budget, data: dict, workdir: str, sharing: str,
-                   log: Callable[[str], None], seed: int | None = None) -> dict:
+                   log: Callable[[str], None], seed: int) -> dict:
     """Fine-tune (or reuse) the pretrained ``run_name`` on the budget's GLUE task; dev accuracy at the end."""
     from albert_tf.tasks import glue
 
@@ -303,7 +301,7 @@ def run_finetuning(run_name: str, budget: Budget, data: dict, workdir: str, shar
         save_checkpoints_steps=steps,
         steps_per_loop=min(100, steps),
         keep_checkpoint_max=1,
-        seed=budget.seed if seed is None else seed,
+        seed=seed,
     )
     summary = glue.run(cfg)
     key = summary["key_metric"]

@@ -13,6 +13,7 @@ import math
 import os
 from typing import Any
 
+from albert_tf import files as _fs
 from albert_tf.reproduce import paper, stats
 from albert_tf.reproduce.experiments import LONG_SOP_RUN, MASKING_RUNS, TABLE4_RUNS, TABLE5_RUNS
 from albert_tf.reproduce.plots import (
@@ -41,9 +42,7 @@ def _m(n: int) -> str:
     return f"{n / 1e6:.2f}M"
 
 
-def _se(p: float, n: int) -> float:
-    """Binomial standard error of an accuracy ``p`` measured on ``n`` examples."""
-    return math.sqrt(max(p * (1 - p), 1e-12) / max(n, 1))
+
 
 
 # ------------------------------------------------------------------------------------------------ numbers
@@ -156,9 +155,10 @@ def _table5(results: dict) -> list[str]:
         f"{_pct(maj_sop)} | {_pct(results['data'].get('glue_dev_majority'))} | | 50 | 50 | |"
     )
     sop = pre[TABLE5_RUNS["sop"]]
+    se_sop, se_nsp = stats.binomial_se(maj_sop, n_sop), stats.binomial_se(maj_nsp, n_nsp)
     noise = ("one seed per run: the standard errors are the binomial ones of the held-out sets, "
-             f"{100 * _se(maj_sop, n_sop):.1f} points on the SOP set and {100 * _se(maj_nsp, n_nsp):.1f} on the NSP "
-             f"set near the majority class, a lower bound on the noise" if seeds == 1 else _seeds_text(seeds))
+             f"{100 * se_sop:.1f} points on the SOP set and {100 * se_nsp:.1f} on the NSP set near the majority "
+             "class, a lower bound on the noise" if seeds == 1 else _seeds_text(seeds))
     out += ["", f"Findings ({noise}; the rule above):", ""]
 
     def above(est: Estimate, majority: float, margin: float) -> tuple[str, tuple[float, float]]:
@@ -505,17 +505,9 @@ def render(results: dict[str, Any], output: str) -> str:
     """Write ``output`` (markdown) and its plots + results JSON in ``<dir of output>/reproduction``."""
     out_dir = os.path.join(os.path.dirname(os.path.abspath(output)), ASSETS_DIR)
     os.makedirs(out_dir, exist_ok=True)
-    _write_text(os.path.join(out_dir, "results.json"), json.dumps(results, indent=1, sort_keys=True))
+    _fs.write_text_atomic(os.path.join(out_dir, "results.json"), json.dumps(results, indent=1, sort_keys=True))
     write_plots(results, out_dir)
     lines = (_setup(results) + [stats.RULE, ""] + _table1(results) + _table5(results) + _table4(results)
              + _table3(results) + _masking(results))
-    _write_text(output, "\n".join(lines).rstrip() + "\n")
+    _fs.write_text_atomic(output, "\n".join(lines).rstrip() + "\n")
     return output
-
-
-def _write_text(path: str, text: str) -> None:
-    """Write to a temporary name beside ``path`` and rename: a reader never sees half a report."""
-    tmp = f"{path}.tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(tmp, path)

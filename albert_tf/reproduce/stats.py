@@ -21,7 +21,7 @@ import dataclasses
 import math
 from collections.abc import Sequence
 
-__all__ = ["RULE", "SIGMAS", "VERDICTS", "Estimate", "combine", "difference", "estimate", "verdict"]
+__all__ = ["RULE", "SIGMAS", "VERDICTS", "Estimate", "binomial_se", "combine", "difference", "estimate", "verdict"]
 
 SIGMAS = 2.0
 
@@ -78,8 +78,13 @@ def estimate(values: Sequence[float], examples: int | None = None) -> Estimate:
         var = sum((v - mean) ** 2 for v in values) / (n - 1)
         return Estimate(mean, math.sqrt(var / n), n)
     if examples:
-        return Estimate(mean, math.sqrt(max(mean * (1 - mean), 0.0) / examples), 1)
+        return Estimate(mean, binomial_se(mean, examples), 1)
     return Estimate(mean, math.nan, 1)
+
+
+def binomial_se(p: float, examples: int) -> float:
+    """The standard error of an accuracy ``p`` measured on ``examples`` examples (the test set's noise only)."""
+    return math.sqrt(max(p * (1 - p), 0.0) / max(examples, 1))
 
 
 def difference(a: Estimate, b: Estimate | float, margin: float = 0.0) -> tuple[float, float]:

@@ -290,7 +290,7 @@ def test_glue_mrpc_eval_metrics_with_bucketing_equal_fixed_padding(tmp_path):
         glue.run(glue.make_config(output_dir=str(tmp_path / f"run-{buckets}"), do_train=True, num_train_steps=12,
                                   train_batch_size=8, gradient_accumulation_steps=2, learning_rate=1e-3,
                                   steps_per_loop=12, save_checkpoints_steps=12, classifier_dropout=0.0,
-                                  bucket_lengths=buckets, **common))
+                                  bucket_lengths=buckets, packing="none", **common))
     checkpoint = str(tmp_path / f"run-{DEFAULT_BUCKET_LENGTHS}" / "ckpt-12")
     bucketed, fixed = (tf.train.load_checkpoint(str(tmp_path / f"run-{b}" / "ckpt-12"))
                        for b in (DEFAULT_BUCKET_LENGTHS, "none"))

@@ -16,6 +16,7 @@ from absl import flags
 
 from albert_tf.cli import app
 from albert_tf.cli import flags as shared
+from albert_tf.data.packing import PACKING_MODES
 
 FLAGS = flags.FLAGS
 
@@ -42,6 +43,13 @@ def define_flags(fv: flags.FlagValues = FLAGS) -> None:
     flags.DEFINE_bool("export_jit_compile", False,
                       "With --export_dir: run the model's forward under XLA in every signature (same outputs; ~10% "
                       "lower CPU latency at batch 1; first request per shape compiles).", flag_values=fv)
+    flags.DEFINE_enum(
+        "packing", "first_fit", list(PACKING_MODES),
+        "Training batches as packed rows: several examples share a row of --max_seq_length tokens, each attending "
+        "only to its own tokens, with its own positions and [CLS] (sequence packing without cross-contamination; "
+        "exact: same losses and gradients up to float rounding, less padding computed). 'none': one example per row "
+        "(then --bucket_lengths trims). Evaluation and prediction are not packed; TPU training is never packed.",
+        flag_values=fv)
     flags.DEFINE_float("classifier_dropout", 0.1,
                        "Dropout on the pooled output before the classifier (official 0.1).", flag_values=fv)
     shared.define_fine_tuning_flags(

@@ -29,6 +29,15 @@ def attention_bias_from_mask(input_mask, dtype="float32"):
     return ((1.0 - mask) * MASK_NEGATIVE)[:, None, None, :]
 
 
+def attention_bias_from_example_ids(example_ids, dtype="float32"):
+    """[B, S] example numbers of packed rows (0 = padding; ``data.packing``) -> [B, 1, S, S] additive bias: 0 where
+    query and key belong to the same example, -10000 elsewhere, so no example attends to another's tokens."""
+    same = ops.logical_and(
+        ops.equal(example_ids[:, :, None], example_ids[:, None, :]), ops.not_equal(example_ids, 0)[:, None, :]
+    )
+    return ((1.0 - ops.cast(same, dtype)) * MASK_NEGATIVE)[:, None, :, :]
+
+
 @keras.saving.register_keras_serializable(package="albert_tf")
 class AlbertAttention(keras.layers.Layer):
     """Self-attention with separate Q/K/V/output variables and a fused QKV matmul."""

@@ -89,15 +89,19 @@ class AlbertEmbeddings(keras.layers.Layer):
         self.layer_norm.build(tuple(input_ids_shape) + (self.embedding_size,))
         self.built = True
 
-    def call(self, input_ids, segment_ids, training=None):
-        seq_len = ops.shape(input_ids)[1]
+    def call(self, input_ids, segment_ids, training=None, position_ids=None):
+        """``position_ids`` [B, S] (packed rows, where positions restart per example): the position of every token;
+        None: 0 ... S - 1 in every row."""
         x = self.word_embeddings(input_ids) + self.token_type_embeddings(segment_ids)
-        positions = ops.cast(self.position_embeddings[:seq_len], x.dtype)
-        x = x + positions[None, :, :]
+        if position_ids is None:
+            seq_len = ops.shape(input_ids)[1]
+            x = x + ops.cast(self.position_embeddings[:seq_len], x.dtype)[None, :, :]
+        else:
+            x = x + ops.cast(ops.take(self.position_embeddings, position_ids, axis=0), x.dtype)
         x = self.layer_norm(x)
         return self.dropout(x, training=training)
 
-    def compute_output_spec(self, input_ids, segment_ids, training=None):
+    def compute_output_spec(self, input_ids, segment_ids, training=None, position_ids=None):
         return keras.KerasTensor(tuple(input_ids.shape) + (self.embedding_size,), dtype=self.compute_dtype)
 
     def get_config(self):

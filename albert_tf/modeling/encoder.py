@@ -36,7 +36,7 @@ from typing import Any
 import keras
 
 from albert_tf.config import SHARING_MODES, AlbertConfig, ConfigError
-from albert_tf.modeling.attention import attention_bias_from_mask
+from albert_tf.modeling.attention import attention_bias_from_example_ids, attention_bias_from_mask
 from albert_tf.modeling.embeddings import AlbertEmbeddings
 from albert_tf.modeling.initializers import truncated_normal
 from albert_tf.modeling.serialization import RebuiltFromConfig
@@ -275,6 +275,27 @@ class AlbertEncoder(RebuiltFromConfig, keras.Model):
                 )
             per_layer.append(row)
         return per_layer
+
+    def call_packed(self, features: dict[str, Any], training: bool = False) -> dict[str, Any]:
+        """The encoder on packed rows (``albert_tf.data.packing``, slices merged by ``packing.merge_slices``).
+
+        ``features``: ``input_ids``, ``segment_ids``, ``position_ids`` and ``input_mask`` (each token's example
+        number, 0 = padding) [R, L], ``example_positions`` [N] (each example's ``[CLS]`` as a flat index into the
+        rows). Returns ``sequence_output`` [R, L, H] and ``pooled_output`` [N, H], one row per example in the order of
+        ``example_positions``. The same layers (so the same variables) as the functional call; attention is
+        block-diagonal, so every real token's output equals the unpacked one up to float rounding.
+        """
+        x = self.embeddings(features["input_ids"], features["segment_ids"], training=training,
+                            position_ids=features["position_ids"])
+        if self.embedding_hidden_mapping_in is not None:
+            x = self.embedding_hidden_mapping_in(x)
+        attention_bias = attention_bias_from_example_ids(features["input_mask"])
+        for row in self.layer_blocks:
+            for block in row:
+                x = block(x, attention_bias, training=training)
+        first_tokens = keras.ops.take(keras.ops.reshape(x, (-1, self.config.hidden_size)),
+                                      features["example_positions"], axis=0)
+        return {"sequence_output": x, "pooled_output": self.pooler(first_tokens)}
 
     @property
     def word_embeddings(self):

@@ -97,12 +97,13 @@ def input_buckets(options: FineTuningOptions, split: str, exact_in_training: boo
     one TPU program over ``steps_per_loop`` batches, and a TPU program has one static shape; evaluation runs one
     program per batch shape, so it buckets there too).
     """
-    if split == TRAIN and (not exact_in_training or _has_tpu()):
+    if split == TRAIN and (not exact_in_training or has_tpu()):
         return None
     return bucket_boundaries(options.bucket_lengths, options.max_seq_length)
 
 
-def _has_tpu() -> bool:
+def has_tpu() -> bool:
+    """Whether this host has TPU devices (training there keeps one static shape)."""
     import tensorflow as tf
 
     return bool(tf.config.list_logical_devices("TPU"))

@@ -48,6 +48,10 @@ class Task(abc.ABC):
 
     #: The AlbertConfig of the model (written beside the checkpoints of a training run).
     albert_config: Any = None
+    #: Set by the ``Trainer`` before ``build_inputs(TRAIN, ...)``: the number of equal parts (replicas x gradient
+    #: accumulation micro-batches) it cuts each training batch into along axis 0. A task whose batches are not one
+    #: example per row (packed fine-tuning, ``albert_tf.data.packing``) gives them a leading axis of this size.
+    input_slices: int = 1
 
     # ---------------------------------------------------------------- before any TF work
     def identity(self) -> dict[str, Any]:

@@ -88,7 +88,14 @@ class AlbertClassifier(RebuiltFromConfig, keras.Model):
         self.sharing = sharing
         self.return_pooled_output = bool(return_pooled_output)
         self.encoder = encoder
+        self.dropout_layer = dropout
         self.head = head
+
+    def packed_logits(self, features: Mapping[str, Any], training: bool = False):
+        """The logits [N, num_labels] (float32) of the N examples of packed rows (``AlbertEncoder.call_packed``), in
+        the order of ``features["example_positions"]``: the same head on each example's own pooled output."""
+        pooled = self.encoder.call_packed(dict(features), training=training)["pooled_output"]
+        return ops.cast(self.head(self.dropout_layer(pooled, training=training)), "float32")
 
     @classmethod
     def from_preset(cls, preset: str, /, **kwargs: Any) -> AlbertClassifier:

@@ -30,12 +30,15 @@ from absl import logging
 from albert_tf import files as _fs
 from albert_tf.config import AlbertConfig
 from albert_tf.data import glue
+from albert_tf.data.batching import bucket_boundaries
+from albert_tf.data.packing import PACKING_MODES, merge_slices, pack_batch
 from albert_tf.evaluation import glue_metrics
 from albert_tf.files import write_text_atomic
 from albert_tf.tasks.base import (
     FineTuningOptions,
     FineTuningTask,
     export_metadata,
+    has_tpu,
     input_buckets,
     load_albert_config,
     load_tokenizer,
@@ -63,6 +66,13 @@ class GlueOptions(FineTuningOptions):
     classifier_dropout: float = 0.1
     threshold_to_export: float | None = None
     export_jit_compile: bool = False
+    #: Training batches as packed rows (``albert_tf.data.packing``); ``none``: one example per row.
+    packing: str = "first_fit"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.packing not in PACKING_MODES:
+            raise TaskError(f"--packing={self.packing!r}: expected one of {', '.join(PACKING_MODES)}")
 
 
 def make_config(**options: Any) -> ExperimentConfig:
@@ -196,26 +206,51 @@ class GlueTask(FineTuningTask):
         cached = self.splits.get({TRAIN: glue.TRAIN, EVAL: glue.DEV, PREDICT: glue.TEST}[split])
         if cached is None:
             return None
-        return glue.load_dataset(
+        packed = split == TRAIN and self.packs_training()
+        dataset = glue.load_dataset(
             cached.record_file,
             self.max_seq_length,
             self.processor.is_regression,
             global_batch_size,
             is_training=split == TRAIN,
             seed=self.seed,
-            bucket_lengths=input_buckets(self.options, split),
+            bucket_lengths=None if packed else input_buckets(self.options, split),
         )
+        if not packed:
+            return dataset
+        slices = self.input_slices
+        if global_batch_size % slices:
+            raise TaskError(f"a batch of {global_batch_size} examples does not split into {slices} equal parts")
+        boundaries = bucket_boundaries(self.options.bucket_lengths, self.max_seq_length)
+        row_multiple = max(1, global_batch_size // slices // 16)  # at most ~16 row counts: few jit_compile shapes
+        return dataset.map(
+            lambda batch: pack_batch(batch, self.max_seq_length, slices, boundaries, row_multiple),
+            num_parallel_calls=tf.data.AUTOTUNE,
+        ).prefetch(tf.data.AUTOTUNE)
+
+    def packs_training(self) -> bool:
+        """Whether training batches are packed: ``--packing`` asks for it and the host has no TPU (a TPU program has
+        one static shape; there training keeps the full padded length, as with ``--bucket_lengths``)."""
+        return self.options.packing != "none" and not has_tpu()
 
     def _logits(self, model, features, training: bool):
+        if "example_positions" in features:  # a packed training batch
+            return model.packed_logits(merge_slices(features), training=training)
         return classifier_logits(model({k: features[k] for k in MODEL_INPUTS}, training=training))
+
+    @staticmethod
+    def _labels(features):
+        labels = features["label_ids"]
+        return tf.reshape(labels, [-1]) if "example_positions" in features else labels
 
     def loss(self, model, features, training: bool):
         logits = self._logits(model, features, training)
-        per_example = classification_per_example_loss(logits, features["label_ids"], self.num_labels)
+        labels = self._labels(features)
+        per_example = classification_per_example_loss(logits, labels, self.num_labels)
         loss = tf.reduce_mean(per_example)
         logs = {"loss": loss}
         if not self.processor.is_regression:
-            hits = tf.equal(tf.argmax(logits, -1, output_type=tf.int32), features["label_ids"])
+            hits = tf.equal(tf.argmax(logits, -1, output_type=tf.int32), labels)
             logs["accuracy"] = tf.reduce_mean(tf.cast(hits, tf.float32))
         return loss, logs
 

@@ -1,43 +1,52 @@
-"""Fine-tuning throughput of ALBERT-base on real MRPC pairs: albert-tf (length bucketing) vs transformers vs keras-hub.
+"""Fine-tuning throughput of ALBERT-base on real GLUE data (SST-2 single sentences, MRPC pairs): albert-tf with
+packed sequences vs transformers and keras-hub at their best settings.
 
-One pass of ``--pairs`` (512) MRPC training pairs (the first rows of ``<shared data>/glue/MRPC/train.tsv``, file
-order, no shuffle), batch ``--batch`` (8, so 64 steps), sequences capped at ``--max_seq_length`` (128), float32,
-ALBERT-base v2 dimensions, 2 labels, randomly initialised (``--seed``; throughput does not depend on the weights'
-values; nothing is downloaded), encoder dropout 0 (the v2 configs) and classifier dropout 0.1 everywhere. Each
-implementation is what a user of that library writes to fine-tune, input pipeline included in every timed step:
+One pass of ``--examples`` (512) training examples (the first rows of ``<shared data>/glue/<TASK>/train.tsv``,
+file order, no shuffle), batch ``--batch`` (32, the official GLUE batch), sequences capped at ``--max_seq_length``
+(128), float32, ALBERT-base v2 dimensions, randomly initialised (``--seed``; throughput does not depend on the
+weights' values; nothing is downloaded), encoder dropout 0 (the v2 configs) and classifier dropout 0.1 everywhere.
+Each implementation is what a user of that library writes to fine-tune, input pipeline included in every timed step:
 
-* ``albert_tf``: the run_classifier pieces: the MRPC processor + SentencePiece ``FullTokenizer`` write the keyed
-  feature cache (untimed, as a run does once), ``albert_tf.data.glue.load_dataset`` reads it with the default
-  ``--bucket_lengths`` (each batch cut to its longest pair rounded up to the next of 32/48/64/80/96/128),
-  ``AlbertClassifier``, the official per-example loss and ``AdamWeightDecay``, one
+* ``albert_tf``: the run_classifier pieces with their defaults: the task's processor + SentencePiece ``FullTokenizer``
+  write the keyed feature cache (untimed, as a run does once), ``albert_tf.data.glue.load_dataset`` reads it and
+  ``albert_tf.data.packing.pack_batch`` packs each batch of 32 into rows of 128 (``--packing=first_fit``: first-fit
+  decreasing, block-diagonal attention, positions restarting per example, each example's [CLS] gathered),
+  ``AlbertClassifier.packed_logits``, the official per-example loss and ``AdamWeightDecay``, one
   ``tf.function(reduce_retracing=True)`` training step.
-* ``albert_tf_fixed``: the same with ``--bucket_lengths=none`` (every batch 128 long): what bucketing buys.
+* ``albert_tf_bucketed``: the same with ``--packing=none``: one example per row, each batch cut to its longest
+  example rounded up to the next of 32/48/64/80/96/128 (``--bucket_lengths``).
 * ``transformers_torch``: ``AutoTokenizer`` on the tokenizer files albert-tf exports for the same SentencePiece
-  model (pairs tokenized up-front, truncated to 128, no padding, as ``datasets.map`` would),
-  ``DataCollatorWithPadding`` per batch (dynamic padding to the batch's longest),
-  ``AlbertForSequenceClassification``, ``torch.optim.AdamW``.
+  model (examples tokenized up-front, truncated to 128, no padding, as ``datasets.map`` would),
+  ``DataCollatorWithPadding`` per batch (dynamic padding to the batch's longest), ``AlbertForSequenceClassification``,
+  ``torch.optim.AdamW``: batches stay random draws of examples, as packing keeps them.
+* ``transformers_grouped``: the same with the Trainer's ``group_by_length`` order (``LengthGroupedSampler``: random
+  mega-batches of ``min(examples // (4 * batch), 50)`` batches, each sorted by length: 4 x 128 examples here).
+  It changes which examples train together, so it is reported beside the others, not as a peer to beat.
 * ``keras_hub``: ``AlbertTextClassifier`` with its own ``AlbertTextClassifierPreprocessor`` (``AlbertTokenizer`` on
-  the same proto, ``sequence_length`` 128, every batch padded to it), ``train_on_batch`` on batches of raw string
-  pairs (keras-hub's pipeline model runs the preprocessor inside it), ``AdamW``.
+  the same proto, ``sequence_length`` 128, every batch padded to it: the preprocessor has no dynamic padding),
+  ``train_on_batch`` on batches of raw strings (the pipeline model runs the preprocessor inside it), ``AdamW``.
 
 Every implementation gets ``--threads`` CPU threads (torch ``set_num_threads``; TensorFlow intra- and inter-op
 pools), default 2. Each lives in its own worker process (one framework's spinning thread pool cannot steal the cores
 of the next). Before timing, each worker traces every batch shape it will meet (one untimed step on the first batch
-of each padded length of the pass: albert-tf's buckets, keras-hub's one shape, the dynamic lengths of transformers)
-plus ``--warmup`` more, then restarts its pass. The driver then interleaves the workers step by step (the order
-rotated each round) so they all see the same machine load; the share of the CPUs that other processes used during
-each round is recorded (``foreign_cpu_share_*``: 0 on a quiet machine). ``examples_per_s`` = pairs / the sum of the
-pass's step times; the median step is reported beside it.
+of each padded shape of the pass) plus ``--warmup`` more, then restarts its pass, and measures its framework's float32
+matmul speed at the model's FFN shape (``[batch * 64, 768] x [768, 3072]``, median of 7). The driver then interleaves
+the workers step by step (the order rotated each round) so they all see the same machine load; the share of the CPUs
+that other processes used during each round is recorded (``foreign_cpu_share_*``: 0 on a quiet machine).
+``examples_per_s`` = examples / the sum of the pass's step times; ``padding_fraction`` = the share of the computed
+token positions (rows x padded length, summed over the pass) that are padding.
 
-Prints one JSON object with a top-level ``albert_tf_over_best_peer`` (albert-tf examples/s over the best of
-transformers and keras-hub). Smoke run: ``python benchmarks/finetune_throughput.py --pairs 16 --warmup 0``.
+Prints one JSON object with ``albert_tf_over_best_peer`` (albert-tf examples/s over the best of transformers with
+dynamic padding and keras-hub), ``tf_over_torch_matmul`` (TensorFlow's matmul GFLOP/s over torch's, measured in the
+same run), ``albert_tf_over_transformers_per_matmul_speed`` (albert-tf over transformers divided by that: what is
+left once kernel speed is taken out) and ``albert_tf_over_keras_hub`` (same TensorFlow kernels). Smoke run (a tiny
+model): ``python benchmarks/finetune_throughput.py --smoke``.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
-import json
 import os
 import pathlib
 import shutil
@@ -55,34 +64,72 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks.common import ForeignLoad, machine_info, shared_data_dir, versions  # noqa: E402
+from benchmarks.common import ForeignLoad, emit, machine_info, shared_data_dir, versions  # noqa: E402
 
 PRESET = "albert_base_v2"
-V, E, H, L, N, I = 30000, 128, 768, 12, 12, 3072  # ALBERT-base v2 (albert_tf/configs/albert_base_v2.json)
-NUM_LABELS = 2
+BASE = dict(V=30000, E=128, H=768, L=12, N=12, I=3072)  # ALBERT-base v2 (albert_tf/configs/albert_base_v2.json)
+SMOKE = dict(V=30000, E=16, H=64, L=2, N=4, I=128)
 LEARNING_RATE = 2e-5
 CLASSIFIER_DROPOUT = 0.1
-IMPLEMENTATIONS = ("albert_tf", "albert_tf_fixed", "transformers_torch", "keras_hub")
+IMPLEMENTATIONS = ("albert_tf", "albert_tf_bucketed", "transformers_torch", "transformers_grouped", "keras_hub")
 PEERS = ("transformers_torch", "keras_hub")
+#: GLUE task -> (processor name, columns of text_a / text_b in train.tsv (None: single sentences), label column,
+#: number of labels); the header row is skipped.
+TASKS = {"mrpc": ("mrpc", 3, 4, 0, 2), "sst-2": ("sst-2", 0, None, 1, 2)}
 
 
 # ----------------------------------------------------------------------------------------------- inputs
-def read_pairs(mrpc_train: str, n: int) -> tuple[list[str], list[list[str]]]:
-    """The header and the first ``n`` rows of MRPC ``train.tsv`` (quality, id1, id2, #1 String, #2 String)."""
-    with open(mrpc_train, encoding="utf-8-sig", newline="") as f:
+def read_examples(train_file: str, task: str, n: int) -> tuple[list[str], list[list[str]]]:
+    """The header and the first ``n`` well-formed rows of ``train_file``."""
+    _, a, b, label, _ = TASKS[task]
+    need = max(c for c in (a, b, label) if c is not None) + 1
+    with open(train_file, encoding="utf-8-sig", newline="") as f:
         rows = [r for r in csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE)]
-    header, body = rows[0], [r for r in rows[1:] if len(r) >= 5]
+    header, body = rows[0], [r for r in rows[1:] if len(r) >= need]
     if len(body) < n:
-        raise SystemExit(f"{mrpc_train} holds {len(body)} pairs, fewer than --pairs={n}")
+        raise SystemExit(f"{train_file} holds {len(body)} examples, fewer than --examples={n}")
     return header, body[:n]
 
 
+def texts(rows: list[list[str]], task: str) -> tuple[list[str], list[str] | None, list[int]]:
+    """text_a, text_b (None for single sentences) and the integer labels of ``rows``."""
+    _, a, b, label, _ = TASKS[task]
+    return ([r[a] for r in rows], None if b is None else [r[b] for r in rows], [int(r[label]) for r in rows])
+
+
 def write_subset(header: list[str], rows: list[list[str]], data_dir: str) -> None:
-    """``data_dir/train.tsv`` holding exactly the benchmark's pairs (what albert-tf's MRPC processor reads)."""
+    """``data_dir/train.tsv`` holding exactly the benchmark's examples (what albert-tf's processor reads)."""
     os.makedirs(data_dir, exist_ok=True)
     with open(os.path.join(data_dir, "train.tsv"), "w", encoding="utf-8", newline="") as f:
         for row in [header, *rows]:
             f.write("\t".join(row) + "\n")
+
+
+def matmul_gflops(framework: str, rows: int, dims: dict, repeats: int = 7) -> float:
+    """Float32 GFLOP/s of ``framework``'s matmul at the FFN shape ``[rows, H] x [H, I]`` (median of ``repeats``)."""
+    h, i = dims["H"], dims["I"]
+    if framework == "torch":
+        import torch
+
+        a, w = torch.randn(rows, h), torch.randn(h, i)
+
+        def run():
+            return float((a @ w)[0, 0])
+    else:
+        import tensorflow as tf
+
+        a, w = tf.random.normal((rows, h)), tf.random.normal((h, i))
+        matmul = tf.function(lambda: tf.matmul(a, w)[0, 0])
+
+        def run():
+            return float(matmul())
+    run()
+    times = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - t)
+    return 2.0 * rows * h * i / statistics.median(times) / 1e9
 
 
 def _set_tf_threads(threads: int) -> None:
@@ -95,10 +142,12 @@ def _set_tf_threads(threads: int) -> None:
 # ----------------------------------------------------------------------------------------------- implementations
 class Implementation:
     """One library's fine-tuning loop over the pass: ``reset()`` restarts the pass, ``next_batch()`` runs the input
-    pipeline for the next batch, ``length(batch)`` is its padded length and ``train(batch)`` one optimizer step on
-    it (returns the loss). ``step()`` = both, recording the length: the timed unit."""
+    pipeline for the next batch, ``shape(batch)`` is its (rows, padded length), ``real_tokens(batch)`` its
+    non-padding tokens and ``train(batch)`` one optimizer step on it (returns the loss). ``step()`` = both,
+    the timed unit; ``record()`` then notes its shape and tokens."""
 
     num_steps: int
+    framework = "tensorflow"
 
     def reset(self) -> None:
         raise NotImplementedError
@@ -106,16 +155,23 @@ class Implementation:
     def next_batch(self):
         raise NotImplementedError
 
-    def length(self, batch) -> int:
+    def shape(self, batch) -> tuple[int, int]:
+        raise NotImplementedError
+
+    def real_tokens(self, batch) -> int:
         raise NotImplementedError
 
     def train(self, batch) -> float:
         raise NotImplementedError
 
     def step(self) -> float:
-        batch = self.next_batch()
-        self.padded_lengths.append(self.length(batch))
-        return self.train(batch)
+        self.last_batch = self.next_batch()
+        return self.train(self.last_batch)
+
+    def record(self) -> None:
+        """Note the last step's shape and real tokens (after its time was taken)."""
+        self.shapes.append(self.shape(self.last_batch))
+        self.tokens.append(self.real_tokens(self.last_batch))
 
 
 class DatasetImplementation(Implementation):
@@ -125,14 +181,15 @@ class DatasetImplementation(Implementation):
 
     def reset(self) -> None:
         self.iterator = iter(self.make_dataset())
-        self.padded_lengths: list[int] = []
+        self.shapes: list[tuple[int, int]] = []
+        self.tokens: list[int] = []
 
     def next_batch(self):
         return next(self.iterator)
 
 
 class AlbertTf(DatasetImplementation):
-    def __init__(self, args: argparse.Namespace, bucketing: bool) -> None:
+    def __init__(self, args: argparse.Namespace, packing: bool) -> None:
         _set_tf_threads(args.threads)
         import keras
         import tensorflow as tf
@@ -140,24 +197,31 @@ class AlbertTf(DatasetImplementation):
         from albert_tf.config import AlbertConfig
         from albert_tf.data import glue
         from albert_tf.data.batching import DEFAULT_BUCKET_LENGTHS, bucket_boundaries
-        from albert_tf.tasks.glue.model import (
-            AlbertClassifier,
-            classification_per_example_loss,
-            classifier_logits,
-        )
+        from albert_tf.data.packing import merge_slices, pack_batch
+        from albert_tf.tasks.glue.model import AlbertClassifier, classification_per_example_loss
         from albert_tf.tokenization import FullTokenizer
         from albert_tf.training.optimizers import create_optimizer
 
-        seq = args.max_seq_length
+        seq, d = args.max_seq_length, args.dims
         tokenizer = FullTokenizer(do_lower_case=True, spm_model_file=args.spm_model_file)
-        cache = os.path.join(args.work_dir, "albert_tf_cache_" + ("bucketed" if bucketing else "fixed"))
-        cached = glue.cached_features(glue.get_processor("mrpc"), args.data_dir, glue.TRAIN, tokenizer, seq, cache)
-        buckets = bucket_boundaries(DEFAULT_BUCKET_LENGTHS if bucketing else None, seq)
-        self.make_dataset = lambda: glue.load_dataset(
-            cached.record_file, seq, False, args.batch, is_training=False, drop_remainder=True, bucket_lengths=buckets
-        )
+        processor = glue.get_processor(TASKS[args.task][0])
+        cache = os.path.join(args.work_dir, "albert_tf_cache_" + ("packed" if packing else "bucketed"))
+        cached = glue.cached_features(processor, args.data_dir, glue.TRAIN, tokenizer, seq, cache)
+        buckets = bucket_boundaries(DEFAULT_BUCKET_LENGTHS, seq)
+
+        def make_dataset():
+            dataset = glue.load_dataset(cached.record_file, seq, False, args.batch, is_training=False,
+                                        drop_remainder=True, bucket_lengths=None if packing else buckets)
+            if packing:  # what GlueTask.build_inputs does for --packing=first_fit on one replica
+                dataset = dataset.map(lambda b: pack_batch(b, seq, 1, buckets, max(1, args.batch // 16)))
+            return dataset
+
+        self.make_dataset = make_dataset
         keras.utils.set_random_seed(args.seed)
-        model = AlbertClassifier(AlbertConfig.from_preset(PRESET), NUM_LABELS, classifier_dropout=CLASSIFIER_DROPOUT)
+        config = AlbertConfig.from_preset(PRESET).replace(
+            vocab_size=d["V"], embedding_size=d["E"], hidden_size=d["H"], num_hidden_layers=d["L"],
+            num_attention_heads=d["N"], intermediate_size=d["I"])
+        model = AlbertClassifier(config, args.num_labels, classifier_dropout=CLASSIFIER_DROPOUT)
         names = ("input_ids", "input_mask", "segment_ids")
         model({k: tf.zeros((1, 2), tf.int32) for k in names}, training=False)
         optimizer = create_optimizer("adamw", LEARNING_RATE)
@@ -166,27 +230,45 @@ class AlbertTf(DatasetImplementation):
         @tf.function(jit_compile=args.jit_compile, reduce_retracing=True)
         def train_step(features):
             with tf.GradientTape() as tape:
-                logits = classifier_logits(model({k: features[k] for k in names}, training=True))
-                loss = tf.reduce_mean(classification_per_example_loss(logits, features["label_ids"], NUM_LABELS))
+                if packing:
+                    merged = merge_slices(features)
+                    logits, labels = model.packed_logits(merged, training=True), merged["label_ids"]
+                else:
+                    logits, labels = model({k: features[k] for k in names}, training=True), features["label_ids"]
+                loss = tf.reduce_mean(classification_per_example_loss(logits, labels, args.num_labels))
             grads = tape.gradient(loss, model.trainable_variables)
             optimizer.apply(grads, model.trainable_variables)
             return loss
 
         self.train_step = train_step
-        self.num_steps = args.pairs // args.batch
+        self.packing = packing
+        self.num_steps = args.examples // args.batch
         self.reset()
 
-    def length(self, batch) -> int:
-        return int(batch["input_ids"].shape[1])
+    def shape(self, batch) -> tuple[int, int]:
+        shape = batch["input_ids"].shape
+        return (int(shape[-3] * shape[-2]), int(shape[-1])) if self.packing else (int(shape[0]), int(shape[1]))
+
+    def real_tokens(self, batch) -> int:
+        return int(count_nonzero(batch["input_mask"]))
 
     def train(self, batch) -> float:
         return float(self.train_step(batch))
 
 
+def count_nonzero(mask) -> int:
+    import numpy as np
+
+    return int(np.count_nonzero(np.asarray(mask)))
+
+
 class TransformersTorch(Implementation):
-    def __init__(self, args: argparse.Namespace, rows: list[list[str]]) -> None:
+    framework = "torch"
+
+    def __init__(self, args: argparse.Namespace, rows: list[list[str]], group_by_length: bool) -> None:
         import torch
         import transformers
+        from transformers.trainer_pt_utils import LengthGroupedSampler
 
         torch.set_num_threads(args.threads)
         torch.manual_seed(args.seed)
@@ -197,33 +279,46 @@ class TransformersTorch(Implementation):
         tokenizer_dir = os.path.join(args.work_dir, "hf_tokenizer")
         save_huggingface_tokenizer(tokenizer_dir, spm_model_file=args.spm_model_file, do_lower_case=True)
         tokenizer = transformers.AutoTokenizer.from_pretrained(tokenizer_dir)
+        text_a, text_b, labels = texts(rows, args.task)
         self.features = []
-        for row in rows:
-            encoded = tokenizer(row[3], row[4], truncation=True, max_length=args.max_seq_length)
-            self.features.append({**encoded, "label": int(row[0])})
+        for i, a in enumerate(text_a):
+            encoded = tokenizer(a, None if text_b is None else text_b[i], truncation=True,
+                                max_length=args.max_seq_length)
+            self.features.append({**encoded, "label": labels[i]})
+        self.order = list(range(len(self.features)))
+        if group_by_length:  # the Trainer's --group_by_length sampler, seeded
+            sampler = LengthGroupedSampler(args.batch, lengths=[len(f["input_ids"]) for f in self.features],
+                                           generator=torch.Generator().manual_seed(args.seed))
+            self.order = list(sampler)
         self.collator = transformers.DataCollatorWithPadding(tokenizer, return_tensors="pt")
+        d = args.dims
         config = transformers.AlbertConfig(
-            vocab_size=V, embedding_size=E, hidden_size=H, num_hidden_layers=L, num_attention_heads=N,
-            intermediate_size=I, hidden_act="gelu_new", hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
-            classifier_dropout_prob=CLASSIFIER_DROPOUT, max_position_embeddings=512, num_labels=NUM_LABELS,
+            vocab_size=d["V"], embedding_size=d["E"], hidden_size=d["H"], num_hidden_layers=d["L"],
+            num_attention_heads=d["N"], intermediate_size=d["I"], hidden_act="gelu_new", hidden_dropout_prob=0.0,
+            attention_probs_dropout_prob=0.0, classifier_dropout_prob=CLASSIFIER_DROPOUT, max_position_embeddings=512,
+            num_labels=args.num_labels,
         )
         self.model = transformers.AlbertForSequenceClassification(config).train()
         self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=LEARNING_RATE, weight_decay=0.01)
         self.batch = args.batch
-        self.num_steps = args.pairs // args.batch
+        self.num_steps = args.examples // args.batch
         self.reset()
 
     def reset(self) -> None:
         self.position = 0
-        self.padded_lengths: list[int] = []
+        self.shapes: list[tuple[int, int]] = []
+        self.tokens: list[int] = []
 
     def next_batch(self):
-        chunk = self.features[self.position : self.position + self.batch]
+        chunk = [self.features[i] for i in self.order[self.position : self.position + self.batch]]
         self.position += self.batch
         return self.collator(chunk)
 
-    def length(self, batch) -> int:
-        return int(batch["input_ids"].shape[1])
+    def shape(self, batch) -> tuple[int, int]:
+        return tuple(int(v) for v in batch["input_ids"].shape)
+
+    def real_tokens(self, batch) -> int:
+        return int(batch["attention_mask"].sum())
 
     def train(self, batch) -> float:
         self.optimizer.zero_grad(set_to_none=True)
@@ -242,32 +337,39 @@ class KerasHub(DatasetImplementation):
 
         keras.utils.set_random_seed(args.seed)
         tokenizer = keras_hub.models.AlbertTokenizer(proto=args.spm_model_file)
-        preprocessor = keras_hub.models.AlbertTextClassifierPreprocessor(
+        self.preprocessor = keras_hub.models.AlbertTextClassifierPreprocessor(
             tokenizer=tokenizer, sequence_length=args.max_seq_length
         )
+        d = args.dims
         backbone = keras_hub.models.AlbertBackbone(
-            vocabulary_size=V, num_layers=L, num_heads=N, num_groups=1, num_inner_repetitions=1, embedding_dim=E,
-            hidden_dim=H, intermediate_dim=I, dropout=0.0, max_sequence_length=512, num_segments=2,
+            vocabulary_size=d["V"], num_layers=d["L"], num_heads=d["N"], num_groups=1, num_inner_repetitions=1,
+            embedding_dim=d["E"], hidden_dim=d["H"], intermediate_dim=d["I"], dropout=0.0, max_sequence_length=512,
+            num_segments=2,
         )
         self.model = keras_hub.models.AlbertTextClassifier(
-            backbone=backbone, num_classes=NUM_LABELS, preprocessor=preprocessor, dropout=CLASSIFIER_DROPOUT
+            backbone=backbone, num_classes=args.num_labels, preprocessor=self.preprocessor, dropout=CLASSIFIER_DROPOUT
         )
         self.model.compile(
             loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
             optimizer=keras.optimizers.AdamW(LEARNING_RATE, weight_decay=0.01),
             jit_compile=args.jit_compile,
         )
-        texts = (tf.constant([r[3] for r in rows]), tf.constant([r[4] for r in rows]))
-        labels = tf.constant([int(r[0]) for r in rows], tf.int32)
-        self.make_dataset = lambda: tf.data.Dataset.from_tensor_slices((texts, labels)).batch(
+        text_a, text_b, labels = texts(rows, args.task)
+        inputs = tf.constant(text_a) if text_b is None else (tf.constant(text_a), tf.constant(text_b))
+        self.make_dataset = lambda: tf.data.Dataset.from_tensor_slices((inputs, tf.constant(labels, tf.int32))).batch(
             args.batch, drop_remainder=True
         )
         self.sequence_length = args.max_seq_length
-        self.num_steps = args.pairs // args.batch
+        self.num_steps = args.examples // args.batch
         self.reset()
 
-    def length(self, batch) -> int:
-        return self.sequence_length  # the preprocessor pads every batch to sequence_length
+    def shape(self, batch) -> tuple[int, int]:
+        return (int(batch[1].shape[0]), self.sequence_length)  # the preprocessor pads every batch to its length
+
+    def real_tokens(self, batch) -> int:
+        x = self.preprocessor(batch[0])
+        x = x[0] if isinstance(x, tuple) else x
+        return count_nonzero(x["padding_mask"])
 
     def train(self, batch) -> float:
         logs = self.model.train_on_batch(*batch)  # raw strings: train_on_batch runs the preprocessor
@@ -275,12 +377,10 @@ class KerasHub(DatasetImplementation):
 
 
 def build(name: str, args: argparse.Namespace, rows: list[list[str]]) -> Implementation:
-    if name == "albert_tf":
-        return AlbertTf(args, bucketing=True)
-    if name == "albert_tf_fixed":
-        return AlbertTf(args, bucketing=False)
-    if name == "transformers_torch":
-        return TransformersTorch(args, rows)
+    if name in ("albert_tf", "albert_tf_bucketed"):
+        return AlbertTf(args, packing=name == "albert_tf")
+    if name in ("transformers_torch", "transformers_grouped"):
+        return TransformersTorch(args, rows, group_by_length=name == "transformers_grouped")
     if name == "keras_hub":
         return KerasHub(args, rows)
     raise ValueError(name)
@@ -289,7 +389,8 @@ def build(name: str, args: argparse.Namespace, rows: list[list[str]]) -> Impleme
 # ----------------------------------------------------------------------------------------------- workers
 def _worker(name: str, args: argparse.Namespace, rows: list[list[str]], conn) -> None:
     """Own one implementation. ``warmup``: untimed steps until every shape of the pass was seen once, then
-    ``--warmup`` more, then restart the pass; ``step``: one timed step; ``info``: lengths and losses; ``stop``."""
+    ``--warmup`` more, then restart the pass, then the framework's matmul speed; ``step``: one timed step;
+    ``info``: shapes, tokens and losses; ``stop``."""
     try:
         t = time.perf_counter()
         impl = build(name, args, rows)
@@ -301,23 +402,27 @@ def _worker(name: str, args: argparse.Namespace, rows: list[list[str]], conn) ->
                 break
             if message == "warmup":
                 t = time.perf_counter()
-                seen: set[int] = set()
-                for _ in range(impl.num_steps):  # one step on the first batch of every padded length of the pass
+                seen: set[tuple[int, int]] = set()
+                for _ in range(impl.num_steps):  # one step on the first batch of every padded shape of the pass
                     batch = impl.next_batch()
-                    if impl.length(batch) not in seen:
-                        seen.add(impl.length(batch))
+                    if impl.shape(batch) not in seen:
+                        seen.add(impl.shape(batch))
                         impl.train(batch)
                 impl.reset()
                 for _ in range(min(args.warmup, impl.num_steps)):
                     impl.step()
                 impl.reset()
-                conn.send({"build_s": build_s, "warmup_s": time.perf_counter() - t, "shapes": sorted(seen)})
+                warmup_s = time.perf_counter() - t
+                gflops = matmul_gflops(impl.framework, args.batch * 64, args.dims)
+                conn.send({"build_s": build_s, "warmup_s": warmup_s, "shapes": len(seen), "matmul_gflops": gflops})
             elif message == "step":
                 t = time.perf_counter()
                 losses.append(impl.step())
-                conn.send(time.perf_counter() - t)
+                elapsed = time.perf_counter() - t
+                impl.record()
+                conn.send(elapsed)
             elif message == "info":
-                conn.send({"padded_lengths": impl.padded_lengths, "losses": losses})
+                conn.send({"shapes": impl.shapes, "tokens": impl.tokens, "losses": losses})
     except Exception:  # report, do not hang the driver
         conn.send({"error": traceback.format_exc()})
 
@@ -335,21 +440,29 @@ def _ask(conn, proc, message: str, timeout: float = 3600.0):
 # ----------------------------------------------------------------------------------------------- main
 def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--pairs", type=int, default=512, help="MRPC training pairs in the pass (first rows)")
-    parser.add_argument("--batch", type=int, default=8, help="batch size (pairs / batch steps)")
+    parser.add_argument("--task", default="mrpc", choices=sorted(TASKS), help="GLUE task whose train.tsv is read")
+    parser.add_argument("--examples", type=int, default=512, help="training examples in the pass (first rows)")
+    parser.add_argument("--batch", type=int, default=32, help="batch size (examples / batch steps)")
     parser.add_argument("--max_seq_length", type=int, default=128, help="sequence cap of every implementation")
     parser.add_argument("--threads", type=int, default=2, help="CPU threads of every implementation")
     parser.add_argument("--warmup", type=int, default=2, help="untimed steps after every shape was traced")
     parser.add_argument("--jit_compile", action="store_true", help="XLA for albert-tf and keras-hub (default off)")
     parser.add_argument("--only", default="", help=f"comma list of implementations: {','.join(IMPLEMENTATIONS)}")
-    parser.add_argument("--seed", type=int, default=0, help="weight initialisation seed")
+    parser.add_argument("--seed", type=int, default=0, help="weight initialisation and length-grouping seed")
+    parser.add_argument("--smoke", action="store_true", help="a 2-layer H 64 model, 32 examples, batch 8, no warmup")
     parser.add_argument("--spm_model_file", default=None, help="SentencePiece model (default: <shared data>/spm/"
                         "30k-clean.model; shared data = $ALBERT_TF_SHARED_DATA or ../shared/data)")
-    parser.add_argument("--mrpc_file", default=None, help="MRPC train.tsv (default: <shared data>/glue/MRPC/train.tsv)")
+    parser.add_argument("--train_file", default=None,
+                        help="the task's train.tsv (default: <shared data>/glue/<MRPC|SST-2>/train.tsv)")
+    parser.add_argument("--output", default="", help="also write the JSON here")
     args = parser.parse_args(argv)
-    if args.pairs < args.batch or args.batch < 1 or args.threads < 1 or args.warmup < 0:
-        parser.error("need --pairs >= --batch >= 1, --threads >= 1, --warmup >= 0")
-    args.pairs -= args.pairs % args.batch  # whole batches only (512 / 8 = 64 steps)
+    if args.smoke:
+        args.examples, args.batch, args.warmup = 32, 8, 0
+    if args.examples < args.batch or args.batch < 1 or args.threads < 1 or args.warmup < 0:
+        parser.error("need --examples >= --batch >= 1, --threads >= 1, --warmup >= 0")
+    args.examples -= args.examples % args.batch  # whole batches only (512 / 32 = 16 steps)
+    args.dims = SMOKE if args.smoke else BASE
+    args.num_labels = TASKS[args.task][4]
     names = [n.strip() for n in args.only.split(",") if n.strip()] or list(IMPLEMENTATIONS)
     unknown = sorted(set(names) - set(IMPLEMENTATIONS))
     if unknown:
@@ -357,20 +470,24 @@ def parse_args(argv=None) -> argparse.Namespace:
     args.names = names
     shared = shared_data_dir()
     args.spm_model_file = args.spm_model_file or str(shared / "spm" / "30k-clean.model")
-    args.mrpc_file = args.mrpc_file or str(shared / "glue" / "MRPC" / "train.tsv")
-    for flag in ("spm_model_file", "mrpc_file"):
+    args.train_file = args.train_file or str(shared / "glue" / args.task.upper() / "train.tsv")
+    for flag in ("spm_model_file", "train_file"):
         if not os.path.isfile(getattr(args, flag)):
             parser.error(f"--{flag} {getattr(args, flag)} does not exist")
     return args
 
 
-def main(argv=None) -> None:
+def _ratio(a: float | None, b: float | None) -> float | None:
+    return round(a / b, 3) if a and b else None
+
+
+def main(argv=None) -> dict:
     import multiprocessing as mp
 
     args = parse_args(argv)
-    header, rows = read_pairs(args.mrpc_file, args.pairs)
+    header, rows = read_examples(args.train_file, args.task, args.examples)
     args.work_dir = tempfile.mkdtemp(prefix="finetune_throughput_")
-    args.data_dir = os.path.join(args.work_dir, "MRPC")
+    args.data_dir = os.path.join(args.work_dir, args.task.upper())
     write_subset(header, rows, args.data_dir)
     ctx = mp.get_context("spawn")
     workers = {}
@@ -381,7 +498,7 @@ def main(argv=None) -> None:
             proc.start()
             workers[name] = (proc, parent)
         setup = {name: _ask(conn, proc, "warmup") for name, (proc, conn) in workers.items()}  # one at a time
-        num_steps = args.pairs // args.batch
+        num_steps = args.examples // args.batch
         times: dict[str, list[float]] = {name: [] for name in workers}
         meter = ForeignLoad([os.getpid()] + [proc.pid for proc, _ in workers.values()])
         foreign: list[float | None] = []
@@ -404,14 +521,19 @@ def main(argv=None) -> None:
 
     results = {}
     for name, ts in times.items():
-        lengths = info[name]["padded_lengths"]
+        shapes, tokens = info[name]["shapes"], info[name]["tokens"]
+        computed = sum(r * n for r, n in shapes)
         results[name] = {
-            "examples_per_s": round(args.pairs / sum(ts), 3),
+            "examples_per_s": round(args.examples / sum(ts), 3),
             "pass_s": round(sum(ts), 2),
             "median_step_s": round(statistics.median(ts), 4),
-            "median_step_examples_per_s": round(args.batch / statistics.median(ts), 3),
-            "mean_padded_length": round(statistics.mean(lengths), 1),
-            "padded_lengths": {str(k): lengths.count(k) for k in sorted(set(lengths))},
+            "computed_tokens": computed,
+            "real_tokens": sum(tokens),
+            "padding_fraction": round(1.0 - sum(tokens) / computed, 3),
+            "mean_rows": round(statistics.mean(r for r, _ in shapes), 2),
+            "mean_padded_length": round(statistics.mean(n for _, n in shapes), 1),
+            "shapes_traced": setup[name]["shapes"],
+            "matmul_gflops": round(setup[name]["matmul_gflops"], 1),
             "first_loss": round(info[name]["losses"][0], 4),
             "last_loss": round(info[name]["losses"][-1], 4),
             "build_s": round(setup[name]["build_s"], 1),
@@ -419,30 +541,39 @@ def main(argv=None) -> None:
             "step_times_s": [round(t, 3) for t in ts],
         }
     quiet = [f for f in foreign if f is not None]
-    summary = {
-        "benchmark": "albert_base_finetune_mrpc_pass",
-        "pairs": args.pairs,
+    summary: dict[str, Any] = {
+        "benchmark": f"albert_finetune_{args.task}_pass",
+        "task": args.task,
+        "model": "smoke" if args.smoke else PRESET,
+        "examples": args.examples,
         "batch": args.batch,
         "steps": num_steps,
         "max_seq_length": args.max_seq_length,
         "dtype": "float32",
         "threads": args.threads,
         "jit_compile": args.jit_compile,
-        "mrpc_file": args.mrpc_file,
+        "train_file": os.path.basename(os.path.dirname(args.train_file)) + "/train.tsv",
         "foreign_cpu_share_median": round(statistics.median(quiet), 3) if quiet else None,
         "foreign_cpu_share_max": max(quiet) if quiet else None,
         "machine": machine_info(),
         "versions": versions(extra=("keras-hub",)),
         "results": results,
     }
-    peers = [results[k]["examples_per_s"] for k in PEERS if k in results]
-    if "albert_tf" in results and peers:
-        summary["albert_tf_over_best_peer"] = round(results["albert_tf"]["examples_per_s"] / max(peers), 3)
-    if "albert_tf" in results and "albert_tf_fixed" in results:
-        summary["bucketing_speedup"] = round(
-            results["albert_tf"]["examples_per_s"] / results["albert_tf_fixed"]["examples_per_s"], 3
-        )
-    print(json.dumps(summary, indent=2))
+    speed = {k: v["examples_per_s"] for k, v in results.items()}
+    peers = [speed[k] for k in PEERS if k in speed]
+    if "albert_tf" in speed and peers:
+        summary["albert_tf_over_best_peer"] = round(speed["albert_tf"] / max(peers), 3)
+    tf_gflops = next((v["matmul_gflops"] for k, v in results.items() if k.startswith(("albert_tf", "keras"))), None)
+    torch_gflops = next((v["matmul_gflops"] for k, v in results.items() if k.startswith("transformers")), None)
+    summary["tf_over_torch_matmul"] = _ratio(tf_gflops, torch_gflops)
+    over_transformers = _ratio(speed.get("albert_tf"), speed.get("transformers_torch"))
+    summary["albert_tf_over_transformers"] = over_transformers
+    summary["albert_tf_over_transformers_per_matmul_speed"] = _ratio(over_transformers, summary["tf_over_torch_matmul"])
+    summary["albert_tf_over_keras_hub"] = _ratio(speed.get("albert_tf"), speed.get("keras_hub"))
+    summary["packing_over_bucketing"] = _ratio(speed.get("albert_tf"), speed.get("albert_tf_bucketed"))
+    summary["transformers_grouped_over_dynamic"] = _ratio(speed.get("transformers_grouped"),
+                                                          speed.get("transformers_torch"))
+    return emit(summary, args.output)
 
 
 if __name__ == "__main__":

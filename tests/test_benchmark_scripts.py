@@ -299,3 +299,34 @@ def test_activation_memory_smoke():
         assert run["recompute_activations"] == (mode == "with") and run["blocks"] == 1
         assert run["peak_bytes"] >= run["floor_bytes"] > run["weight_bytes"] > 0 and len(run["step_seconds"]) == 1
         assert len(run["losses"]) == 2 and all(math.isfinite(x) for x in run["losses"])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("task", ["sst-2", "mrpc"])
+def test_finetune_throughput_smoke_counts_padding_and_kernel_speed(task):
+    from conftest import shared_path
+
+    shared_path("glue", task.upper(), "train.tsv")
+    shared_path("spm", "30k-clean.model")
+    report = _run("benchmarks/finetune_throughput.py", "--smoke", "--task", task)
+    _machine_ok(report)
+    results = report["results"]
+    assert set(results) == {"albert_tf", "albert_tf_bucketed", "transformers_torch", "transformers_grouped",
+                            "keras_hub"}
+    for name, r in results.items():
+        assert r["padding_fraction"] == pytest.approx(1 - r["real_tokens"] / r["computed_tokens"], abs=1e-3), name
+        assert r["matmul_gflops"] > 0
+    # the same examples: packed and bucketed albert-tf hold the same tokens; transformers' tokenizer (the exported
+    # files of the same SentencePiece model) within 1% of them
+    assert results["albert_tf"]["real_tokens"] == results["albert_tf_bucketed"]["real_tokens"]
+    assert results["transformers_torch"]["real_tokens"] == pytest.approx(results["albert_tf"]["real_tokens"], rel=0.01)
+    # packing computes no more positions than one example per row; keras-hub pads every row to 128
+    assert results["albert_tf"]["computed_tokens"] <= results["albert_tf_bucketed"]["computed_tokens"]
+    assert results["keras_hub"]["computed_tokens"] == report["examples"] * 128
+    speed = {k: v["examples_per_s"] for k, v in results.items()}
+    best_peer = max(speed["transformers_torch"], speed["keras_hub"])
+    assert report["albert_tf_over_best_peer"] == pytest.approx(speed["albert_tf"] / best_peer, abs=2e-3)
+    matmul = results["albert_tf"]["matmul_gflops"] / results["transformers_torch"]["matmul_gflops"]
+    assert report["tf_over_torch_matmul"] == pytest.approx(matmul, rel=0.02)
+    per_kernel = speed["albert_tf"] / speed["transformers_torch"] / report["tf_over_torch_matmul"]
+    assert report["albert_tf_over_transformers_per_matmul_speed"] == pytest.approx(per_kernel, rel=0.01)

@@ -159,6 +159,23 @@ def shared_data() -> pathlib.Path:
     return base
 
 
+def padded_batch(lengths: list[int], seq: int, seed: int = 0) -> dict:
+    """A GLUE-like batch padded to ``seq``: random ids (5-249) on the first ``lengths[i]`` positions, zeros after,
+    the second half of each example in segment 1, ``label_ids`` 0, 1, 2, ... (numpy int32)."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    ids = np.zeros((len(lengths), seq), np.int32)
+    mask = np.zeros_like(ids)
+    segments = np.zeros_like(ids)
+    for row, n in enumerate(lengths):
+        ids[row, :n] = rng.integers(5, 250, n)
+        mask[row, :n] = 1
+        segments[row, n // 2 : n] = 1
+    return {"input_ids": ids, "input_mask": mask, "segment_ids": segments,
+            "label_ids": np.arange(len(lengths), dtype=np.int32)}
+
+
 def write_small_config(path, max_position_embeddings: int = 128) -> str:
     """A 2-layer, H = 64 ALBERT config for the 30k SentencePiece vocabulary, no dropout: the fine-tuning learning
     tests train it from scratch in seconds. Returns the path as a string."""

@@ -13,7 +13,7 @@ import json
 import numpy as np
 import pytest
 import tensorflow as tf
-from conftest import shared_path, write_small_config
+from conftest import padded_batch, shared_path, write_small_config
 
 from albert_tf.config import AlbertConfig
 from albert_tf.data.batching import DEFAULT_BUCKET_LENGTHS, bucket_boundaries, trim_batch
@@ -25,17 +25,7 @@ BOUNDS = (32, 64, 128)
 
 
 def _batch(lengths: list[int], seq: int = S, seed: int = 0) -> dict[str, np.ndarray]:
-    """A GLUE-like batch padded to ``seq``: random ids on the first ``lengths[i]`` positions, zeros after."""
-    rng = np.random.default_rng(seed)
-    ids = np.zeros((len(lengths), seq), np.int32)
-    mask = np.zeros_like(ids)
-    segments = np.zeros_like(ids)
-    for row, n in enumerate(lengths):
-        ids[row, :n] = rng.integers(5, 250, n)
-        mask[row, :n] = 1
-        segments[row, n // 2 : n] = 1
-    return {"input_ids": ids, "input_mask": mask, "segment_ids": segments,
-            "label_ids": np.arange(len(lengths), dtype=np.int32)}
+    return padded_batch(lengths, seq, seed)
 
 
 # ------------------------------------------------------------------------------------------ boundaries and trimming

@@ -13,7 +13,7 @@ import math
 import numpy as np
 import pytest
 import tensorflow as tf
-from conftest import shared_path, write_small_config
+from conftest import padded_batch, shared_path, write_small_config
 
 from albert_tf.config import AlbertConfig
 from albert_tf.data.packing import merge_slices, pack_batch, packed_rows, padding_fraction
@@ -24,19 +24,12 @@ LENGTHS = [5, 60, 12, 33, 7, 64, 20, 3, 41, 9, 18, 2]
 
 
 def _batch(lengths: list[int], seq: int = S, seed: int = 0) -> dict[str, np.ndarray]:
-    """A GLUE-like batch padded to ``seq``: [CLS]-first random ids on the first ``lengths[i]`` positions."""
-    rng = np.random.default_rng(seed)
-    ids = np.zeros((len(lengths), seq), np.int32)
-    mask = np.zeros_like(ids)
-    segments = np.zeros_like(ids)
-    for row, n in enumerate(lengths):
-        ids[row, :n] = rng.integers(5, 250, n)
-        ids[row, 0] = 2
-        mask[row, :n] = 1
-        segments[row, n // 2 : n] = 1
-    return {"input_ids": ids, "input_mask": mask, "segment_ids": segments,
-            "label_ids": (np.arange(len(lengths)) % 3).astype(np.int32),
-            "is_real_example": np.ones(len(lengths), np.int32)}
+    """``conftest.padded_batch`` with a [CLS] id first in every example and three classes."""
+    batch = padded_batch(lengths, seq, seed)
+    batch["input_ids"][:, 0] = 2
+    batch["label_ids"] %= 3
+    batch["is_real_example"] = np.ones(len(lengths), np.int32)
+    return batch
 
 
 def _numpy(packed):

@@ -330,3 +330,23 @@ def test_finetune_throughput_smoke_counts_padding_and_kernel_speed(task):
     assert report["tf_over_torch_matmul"] == pytest.approx(matmul, rel=0.02)
     per_kernel = speed["albert_tf"] / speed["transformers_torch"] / report["tf_over_torch_matmul"]
     assert report["albert_tf_over_transformers_per_matmul_speed"] == pytest.approx(per_kernel, rel=0.01)
+
+
+@pytest.mark.heavy
+def test_packing_padding_counts_follow_from_the_methods():
+    from conftest import shared_path
+
+    shared_path("glue", "SST-2", "train.tsv")
+    shared_path("race")
+    report = _run("benchmarks/packing_padding.py", "--examples", "256")
+    for name, row in report["tasks"].items():
+        if "skipped" in row:
+            continue
+        positions = {m: row[m]["computed_positions"] for m in ("fixed", "bucketed", "dynamic", "grouped", "packed")}
+        # every method computes at least the real tokens; a bucket is never shorter than the batch's longest
+        assert positions["fixed"] >= positions["bucketed"] >= positions["dynamic"], name
+        for method, count in positions.items():
+            assert 0 <= row[method]["padding_fraction"] < 1, (name, method)
+            assert count >= row["max_length"], (name, method)
+        assert row["packed_over_bucketed"] == pytest.approx(positions["bucketed"] / positions["packed"], abs=1e-3)
+    assert {"sst-2", "mrpc"} <= set(report["tasks"])

@@ -154,8 +154,9 @@ BUDGETS = {
     "small": Budget(
         name="small",
         estimate=(
-            "about 3 h 15 min on a 2-core CPU, up to twice that on slower VMs (measured: Table 5 53 min, the "
-            "3000-step SOP run 39 min, each of the 12 runs of Tables 3 and 4 7-18 min; docs/reproduction-budgets.md)"
+            "about 4 h 30 min on a quiet 2-core CPU, up to twice that on slower VMs (measured on one: Table 5 49 min, "
+            "each of the 18 runs of Tables 3 and 4 7-8.5 min, the 3000-step SOP run 39 min, the 2 masking runs ~15 "
+            "min; docs/reproduction-budgets.md)"
         ),
         text_sources=ALL_TEXT,
         text_mb=20.0,
@@ -174,7 +175,9 @@ BUDGETS = {
         long_sop_steps=3000,
         train_batch_size=32,
         learning_rate=4e-3,
-        ablation_seeds=2,
+        ablation_seeds=3,
+        masking_steps=600,
+        masking_text_mb=0.5,
         glue_train_examples=8000,
         glue_dev_examples=0,
         finetune_steps=300,
@@ -202,6 +205,9 @@ BUDGETS = {
         embedding_sizes=(64, 128, 256),
         table5_steps=10000,
         ablation_steps=4000,
+        # its Table 5 runs read each record ~5 times, where redrawn masks keep records from being memorised (the
+        # small budget's masking comparison, REPRODUCTION.md; benchmarks/README.md: dupe-2 records overfit on a GPU)
+        masking="dynamic",
         train_batch_size=64,
         learning_rate=3e-3,
         evals_per_run=10,

@@ -377,6 +377,15 @@ def _table3(results: dict) -> list[str]:
     return out
 
 
+def _most_reads(results: dict) -> float:
+    """How many times the budget's longest pretraining run reads each of its training records (steps x batch over
+    the SOP training records; the Table 5 NSP and no-sentence runs read as many records of similar sets)."""
+    b = results["budget"]
+    records = results["data"]["record_counts"]["train_sop"]["instances"]
+    steps = max(b.get("table5_steps", 0), b.get("ablation_steps", 0), b.get("long_sop_steps", 0))
+    return steps * b["train_batch_size"] / max(records, 1)
+
+
 def _masking(results: dict) -> list[str]:
     """The static-vs-dynamic masking comparison (where the budget has one): held-out MLM at equal steps."""
     pre, b = results["pretraining"], results["budget"]
@@ -400,8 +409,22 @@ def _masking(results: dict) -> list[str]:
         better, why = "static", ("neither is better beyond noise, so the official static masks stay (records made "
                                  "with their masks, as `run_pretraining` reads them by default)")
     used = b.get("masking", "static")
-    choice = (f"The budgets train with **{used}** masks: {why}." if used == better else
-              f"The budgets train with **{used}** masks, although {why}: rerun with `masking='{better}'`.")
+    most = _most_reads(results)
+    if used == better:
+        choice = f"The budgets train with **{used}** masks: {why}."
+        if most < 2:
+            choice += (f" Nor could redrawn masks matter within this budget: its longest run reads each training "
+                       f"record {most:.1f} times, and a mask drawn again at a record's first read is no better than "
+                       "the one it was written with. Budgets whose runs read their records several times (`medium`) "
+                       "train with dynamic masks.")
+    elif better == "dynamic" and most < 2:
+        choice = (f"The budgets train with **{used}** masks although {why}: here each record came round about "
+                  f"{reads:.0f} times, while the longest run of this budget reads each training record "
+                  f"{most:.1f} times, and a mask drawn again at a record's first read is no better than the mask "
+                  "it was written with, so the difference cannot arise within these runs. Budgets whose runs read "
+                  "their records several times (`medium`) train with dynamic masks.")
+    else:
+        choice = f"The budgets train with **{used}** masks, although {why}: rerun with `masking='{better}'`."
     rows = []
     for kind in MASKING_RUNS:
         best = [min(pre[r]["curve"], key=lambda p: p["masked_lm_loss"]) for r in seed_runs(results, MASKING_RUNS[kind])]

@@ -197,7 +197,7 @@ class AlbertTf(DatasetImplementation):
         from albert_tf.config import AlbertConfig
         from albert_tf.data import glue
         from albert_tf.data.batching import DEFAULT_BUCKET_LENGTHS, bucket_boundaries
-        from albert_tf.data.packing import merge_slices, pack_batch
+        from albert_tf.data.packing import merge_slices, pack_dataset
         from albert_tf.tasks.glue.model import AlbertClassifier, classification_per_example_loss
         from albert_tf.tokenization import FullTokenizer
         from albert_tf.training.optimizers import create_optimizer
@@ -212,9 +212,8 @@ class AlbertTf(DatasetImplementation):
         def make_dataset():
             dataset = glue.load_dataset(cached.record_file, seq, False, args.batch, is_training=False,
                                         drop_remainder=True, bucket_lengths=None if packing else buckets)
-            if packing:  # what GlueTask.build_inputs does for --packing=first_fit on one replica
-                dataset = dataset.map(lambda b: pack_batch(b, seq, 1, buckets, max(1, args.batch // 16)))
-            return dataset
+            # what GlueTask.build_inputs does for --packing=first_fit on one replica
+            return pack_dataset(dataset, seq, args.batch, 1, buckets) if packing else dataset
 
         self.make_dataset = make_dataset
         keras.utils.set_random_seed(args.seed)
@@ -519,6 +518,8 @@ def main(argv=None) -> dict:
                 proc.terminate()
         shutil.rmtree(args.work_dir, ignore_errors=True)
 
+    from albert_tf.data.packing import padding_fraction
+
     results = {}
     for name, ts in times.items():
         shapes, tokens = info[name]["shapes"], info[name]["tokens"]
@@ -529,7 +530,7 @@ def main(argv=None) -> dict:
             "median_step_s": round(statistics.median(ts), 4),
             "computed_tokens": computed,
             "real_tokens": sum(tokens),
-            "padding_fraction": round(1.0 - sum(tokens) / computed, 3),
+            "padding_fraction": round(padding_fraction(sum(tokens), computed), 3),
             "mean_rows": round(statistics.mean(r for r, _ in shapes), 2),
             "mean_padded_length": round(statistics.mean(n for _, n in shapes), 1),
             "shapes_traced": setup[name]["shapes"],

@@ -78,7 +78,7 @@ def computed_positions(lengths: list[int], method: str, batch: int, max_seq_leng
                        boundaries: tuple[int, ...], seed: int) -> tuple[int, int]:
     """(rows x padded length, real tokens) summed over one epoch of ``lengths`` in whole batches of ``batch`` under
     ``method``."""
-    from albert_tf.data.packing import packed_rows
+    from albert_tf.data.packing import packed_rows, row_multiple
 
     order = list(range(len(lengths)))
     random.Random(seed).shuffle(order)
@@ -98,7 +98,7 @@ def computed_positions(lengths: list[int], method: str, batch: int, max_seq_leng
             total += batch * max(group)
         else:
             fills = packed_rows(group, max_seq_length)
-            multiple = max(1, batch // 16)
+            multiple = row_multiple(batch)
             rows = -(-len(fills) // multiple) * multiple
             total += rows * _bucket(max(fills), boundaries)
     return total, real
@@ -112,6 +112,7 @@ def main(argv=None) -> dict:
     parser.add_argument("--output", default="", help="also write the JSON here")
     args = parser.parse_args(argv)
     from albert_tf.data.batching import DEFAULT_BUCKET_LENGTHS, bucket_boundaries
+    from albert_tf.data.packing import padding_fraction
     from albert_tf.tokenization import FullTokenizer
 
     shared = shared_data_dir()
@@ -138,7 +139,8 @@ def main(argv=None) -> dict:
                      "mean_length": round(sum(lengths) / len(lengths), 1), "max_length": max(lengths)}
         for method in METHODS:
             computed, real = computed_positions(lengths, method, batch, max_seq_length, boundaries, args.seed)
-            row[method] = {"computed_positions": computed, "padding_fraction": round(1 - real / computed, 3)}
+            row[method] = {"computed_positions": computed,
+                           "padding_fraction": round(padding_fraction(real, computed), 3)}
         row["packed_over_bucketed"] = round(row["bucketed"]["computed_positions"]
                                             / row["packed"]["computed_positions"], 3)
         row["packed_over_dynamic"] = round(row["dynamic"]["computed_positions"]

@@ -85,7 +85,7 @@ def test_merge_slices_gives_flat_positions_into_the_merged_rows():
 
 def test_padding_accounting():
     assert packed_rows([60, 10, 50, 4], 64) == [64, 60]
-    assert padding_fraction([60, 10, 50, 4], 2 * 64) == pytest.approx(1 - 124 / 128)
+    assert padding_fraction(sum([60, 10, 50, 4]), 2 * 64) == pytest.approx(1 - 124 / 128)
 
 
 # --------------------------------------------------------------------------------------------------- the model

@@ -29,6 +29,7 @@ __all__ = [
     "SEQUENCE_FEATURES",
     "SHUFFLE_BUFFER",
     "bucket_boundaries",
+    "bucket_length",
     "record_dataset",
     "trim_batch",
 ]
@@ -83,14 +84,20 @@ def trim_batch(batch: Mapping[str, Any], boundaries: Sequence[int], mask_feature
     length = tf.shape(mask)[-1]
     positions = tf.range(1, length + 1, dtype=tf.int32)
     ends = tf.where(tf.not_equal(mask, 0), positions, tf.zeros_like(positions))  # broadcasts over leading axes
-    longest = tf.reduce_max(ends)
-    bounds = tf.constant(list(boundaries), tf.int32)
-    # The first boundary >= longest: the count of boundaries below it (searchsorted's LowerBound op has no TFLite
-    # builtin nor Flex kernel, and the exported raw-text signature must still convert with SELECT_TF_OPS).
-    below = tf.reduce_sum(tf.cast(bounds < longest, tf.int32))
-    index = tf.minimum(below, len(boundaries) - 1)
-    cut = tf.minimum(bounds[index], length)
+    cut = tf.minimum(bucket_length(tf.reduce_max(ends), boundaries), length)
     return {name: value[..., :cut] if name in sequence_features else value for name, value in batch.items()}
+
+
+def bucket_length(longest, boundaries: Sequence[int]):
+    """In the graph: the first of ``boundaries`` (sorted) that is >= ``longest`` (an int32 scalar), the last one
+    when none is."""
+    import tensorflow as tf
+
+    bounds = tf.constant(list(boundaries), tf.int32)
+    # The count of boundaries below it (searchsorted's LowerBound op has no TFLite builtin nor Flex kernel, and the
+    # exported raw-text signature must still convert with SELECT_TF_OPS).
+    below = tf.reduce_sum(tf.cast(bounds < longest, tf.int32))
+    return bounds[tf.minimum(below, len(boundaries) - 1)]
 
 
 def record_dataset(

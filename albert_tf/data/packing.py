@@ -30,15 +30,36 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import numpy as np
+from albert_tf.data.batching import bucket_length
 
-__all__ = ["PACKED_FEATURES", "PACKING_MODES", "merge_slices", "pack_batch", "packed_rows", "padding_fraction"]
+__all__ = ["PACKING_MODES", "is_packed", "merge_slices", "pack_batch", "pack_dataset", "packed_rows",
+           "padding_fraction", "row_multiple"]
 
 #: ``--packing`` values: ``first_fit`` packs training batches (first-fit decreasing), ``none``: one example a row.
 PACKING_MODES = ("first_fit", "none")
-#: The features a packed batch adds (their presence marks a batch as packed).
-PACKED_FEATURES = ("position_ids", "example_positions")
 _TOKEN_FEATURES = ("input_ids", "segment_ids")
+
+
+def is_packed(features: Mapping[str, Any]) -> bool:
+    """Whether ``features`` is a packed batch (it has the ``example_positions`` :func:`pack_batch` adds)."""
+    return "example_positions" in features
+
+
+def row_multiple(examples: int) -> int:
+    """What the row count of a pack of ``examples`` examples is rounded up to: ``examples / 16``, so that a slice
+    has at most ~16 row counts (few ``jit_compile`` shapes)."""
+    return max(1, examples // 16)
+
+
+def pack_dataset(dataset, max_seq_length: int, batch_size: int, slices: int = 1,
+                 boundaries: Sequence[int] | None = None):
+    """``dataset`` (of padded batches of ``batch_size`` examples) with every batch packed by :func:`pack_batch` in
+    ``slices`` parts, rows rounded by :func:`row_multiple`, row lengths to ``boundaries``."""
+    import tensorflow as tf
+
+    multiple = row_multiple(batch_size // slices)
+    return dataset.map(lambda batch: pack_batch(batch, max_seq_length, slices, boundaries, multiple),
+                       num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE)
 
 
 def pack_batch(batch: Mapping[str, Any], max_seq_length: int, slices: int = 1,
@@ -78,9 +99,7 @@ def pack_batch(batch: Mapping[str, Any], max_seq_length: int, slices: int = 1,
     num_rows = (num_rows + row_multiple - 1) // row_multiple * row_multiple
     longest = tf.reduce_max(offsets + per_slice)
     if boundaries:
-        bounds = tf.constant(list(boundaries), tf.int32)
-        below = tf.reduce_sum(tf.cast(bounds < longest, tf.int32))
-        row_length = tf.maximum(bounds[tf.minimum(below, len(boundaries) - 1)], longest)
+        row_length = tf.maximum(bucket_length(longest, boundaries), longest)
     else:
         row_length = tf.constant(max_seq_length, tf.int32)
 
@@ -101,7 +120,7 @@ def pack_batch(batch: Mapping[str, Any], max_seq_length: int, slices: int = 1,
     out["position_ids"] = scatter(tf.broadcast_to(token, grid))
     out["example_positions"] = rows * row_length + offsets
     for name, value in batch.items():
-        if name not in out and name not in ("input_mask", "p_mask"):
+        if name not in out and name != "input_mask":
             value = tf.convert_to_tensor(value)
             out[name] = tf.reshape(value, tf.concat([[slices, b], tf.shape(value)[1:]], axis=0))
     return out
@@ -137,6 +156,6 @@ def packed_rows(lengths: Sequence[int], max_seq_length: int) -> list[int]:
     return fills
 
 
-def padding_fraction(lengths: Sequence[int], computed_tokens: int) -> float:
-    """The share of ``computed_tokens`` (rows x row length summed over batches) that is padding."""
-    return float(1.0 - np.sum(lengths) / computed_tokens) if computed_tokens else 0.0
+def padding_fraction(real_tokens: int, computed_tokens: int) -> float:
+    """The share of ``computed_tokens`` (rows x row length summed over batches) that is padding, ``real_tokens`` not."""
+    return 1.0 - real_tokens / computed_tokens if computed_tokens else 0.0

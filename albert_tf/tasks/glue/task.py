@@ -31,7 +31,7 @@ from albert_tf import files as _fs
 from albert_tf.config import AlbertConfig
 from albert_tf.data import glue
 from albert_tf.data.batching import bucket_boundaries
-from albert_tf.data.packing import PACKING_MODES, merge_slices, pack_batch
+from albert_tf.data.packing import PACKING_MODES, is_packed, merge_slices, pack_dataset
 from albert_tf.evaluation import glue_metrics
 from albert_tf.files import write_text_atomic
 from albert_tf.tasks.base import (
@@ -222,11 +222,7 @@ class GlueTask(FineTuningTask):
         if global_batch_size % slices:
             raise TaskError(f"a batch of {global_batch_size} examples does not split into {slices} equal parts")
         boundaries = bucket_boundaries(self.options.bucket_lengths, self.max_seq_length)
-        row_multiple = max(1, global_batch_size // slices // 16)  # at most ~16 row counts: few jit_compile shapes
-        return dataset.map(
-            lambda batch: pack_batch(batch, self.max_seq_length, slices, boundaries, row_multiple),
-            num_parallel_calls=tf.data.AUTOTUNE,
-        ).prefetch(tf.data.AUTOTUNE)
+        return pack_dataset(dataset, self.max_seq_length, global_batch_size, slices, boundaries)
 
     def packs_training(self) -> bool:
         """Whether training batches are packed: ``--packing`` asks for it and the host has no TPU (a TPU program has
@@ -234,14 +230,14 @@ class GlueTask(FineTuningTask):
         return self.options.packing != "none" and not has_tpu()
 
     def _logits(self, model, features, training: bool):
-        if "example_positions" in features:  # a packed training batch
+        if is_packed(features):
             return model.packed_logits(merge_slices(features), training=training)
         return classifier_logits(model({k: features[k] for k in MODEL_INPUTS}, training=training))
 
     @staticmethod
     def _labels(features):
         labels = features["label_ids"]
-        return tf.reshape(labels, [-1]) if "example_positions" in features else labels
+        return tf.reshape(labels, [-1]) if is_packed(features) else labels
 
     def loss(self, model, features, training: bool):
         logits = self._logits(model, features, training)

@@ -45,10 +45,11 @@ class Interrupted(KeyboardInterrupt):
         return 128 + self.signum
 
 
-_state: dict = {"progress": "", "advice": RESUME, "holding": 0, "pending": None}
+_state: dict = {"progress": "", "advice": RESUME, "holding": 0, "pending": None, "received": None}
 
 
 def _handler(signum: int, frame) -> None:
+    _state["received"] = signum
     if _state["holding"] and _state["pending"] is None:
         _state["pending"] = signum
         return
@@ -67,8 +68,24 @@ def cause(error: BaseException) -> Interrupted | None:
     return None
 
 
+def received() -> Interrupted | None:
+    """An :class:`Interrupted` for the last signal this process's handler got, if any.
+
+    An error that surfaces after a signal is taken as that signal's doing: the :class:`Interrupted` raised inside
+    a library's own Python can come back as another exception without it as the cause (TensorFlow reported a
+    Ctrl-C during a training step as ``Graph execution error``).
+    """
+    return None if _state["received"] is None else Interrupted(_state["received"])
+
+
+def forget() -> None:
+    """Start a command with no signal received (one process may run several commands: tests, notebooks)."""
+    _state["received"] = None
+    _state["pending"] = None
+
+
 def _excepthook(kind: type[BaseException], value: BaseException, tb: TracebackType | None) -> None:
-    interrupted = cause(value)
+    interrupted = cause(value) or received()
     if interrupted is not None:  # a signal outside any command's main (e.g. while TensorFlow imports)
         stop(interrupted, hard=True)
     _previous_excepthook(kind, value, tb)
@@ -85,6 +102,7 @@ def install() -> bool:
     (not Python's defaults) is left alone.
     """
     global _previous_excepthook
+    forget()
     if threading.current_thread() is not threading.main_thread():
         return False
     if multiprocessing.current_process().name != "MainProcess":  # a pool's worker, importing the main module

@@ -154,6 +154,68 @@ def test_a_signal_after_the_outcome_is_settled_does_not_change_it(tmp_path, outc
     assert "Traceback" not in result.stderr and "interrupted" not in result.stderr, result.stderr
 
 
+_SWALLOWED = """
+import os, signal, sys, time
+import albert_tf.cli
+from albert_tf.cli import app
+
+def main(argv):
+    try:  # a library's own Python catches the KeyboardInterrupt and raises its own error without it as the cause
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(1)
+    except KeyboardInterrupt:
+        pass
+    raise RuntimeError("Graph execution error:")
+
+app.run(main, "a command", errors=(RuntimeError,), argv=sys.argv[:1])
+"""
+
+
+def test_an_error_after_a_signal_is_the_interruption(tmp_path):
+    """The full run saw a Ctrl-C during a SQuAD training step come back from TensorFlow as ``error: Graph execution
+    error:`` with exit status 2: an error that follows a signal is reported as the interruption."""
+    script = tmp_path / "command.py"
+    script.write_text(_SWALLOWED)
+    result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, cwd=ROOT,
+                            env=dict(ENV, PYTHONPATH=ROOT), timeout=120)
+    assert result.returncode == 130, result.stderr
+    assert result.stderr.strip().splitlines() == ["interrupted; run the same command to resume"], result.stderr
+
+
+def test_a_later_command_in_the_same_process_forgets_an_earlier_signal(installed):
+    from albert_tf.cli import app
+
+    with pytest.raises(interrupts.Interrupted):
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(1)
+    assert interrupts.received() is not None
+
+    def fails(argv):
+        raise ValueError("bad input")
+
+    with pytest.raises(SystemExit) as stopped:  # the error's own line and status, not an interruption
+        app.run(fails, "a command", errors=(ValueError,), argv=["command"])
+    assert stopped.value.code == 2 and interrupts.received() is None
+
+
+def test_a_graph_execution_error_is_told_by_its_own_message():
+    import tensorflow as tf
+
+    from albert_tf.cli.app import one_line
+
+    @tf.function
+    def gather(index):
+        tf.debugging.assert_less(index, 3, message="index past the table")
+        return tf.gather(tf.range(3), index)
+
+    with pytest.raises(tf.errors.InvalidArgumentError) as caught:
+        gather(tf.constant(7))
+    assert caught.value.message.startswith("Graph execution error:\n")
+    line = one_line(caught.value)
+    assert line.startswith("Graph execution error: assertion failed: [index past the table]"), line
+    assert one_line(RuntimeError("Graph execution error:")) == "Graph execution error:"
+
+
 # --------------------------------------------------------------------------------------- the real commands
 @pytest.fixture(scope="module")
 def inputs(tmp_path_factory):

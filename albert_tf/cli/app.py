@@ -78,12 +78,27 @@ def common_errors() -> tuple[type[BaseException], ...]:
     return out
 
 
+GRAPH_ERROR = "Graph execution error:"
+
+
 def one_line(error: BaseException) -> str:
-    """The first line of an error's message (TensorFlow's OpErrors carry whole stack dumps)."""
+    """The first line of an error's message (TensorFlow's OpErrors carry whole stack dumps).
+
+    An error raised inside a ``tf.function`` starts with ``Graph execution error:`` and the stack of the failing
+    node (indented frames under ``Detected at node ...`` lines); its own message comes after them, so that is the
+    line returned, after the prefix.
+    """
     if isinstance(error, KeyError) and error.args:
         return str(error.args[0])
-    message = getattr(error, "message", None) or str(error) or type(error).__name__
-    return message.strip().splitlines()[0] if message.strip() else type(error).__name__
+    message = (getattr(error, "message", None) or str(error) or type(error).__name__).strip()
+    if not message:
+        return type(error).__name__
+    lines = message.splitlines()
+    if lines[0].strip() == GRAPH_ERROR:
+        own = [line for line in lines[1:]
+               if line.strip() and not line[0].isspace() and not line.startswith("Detected at node")]
+        return f"{GRAPH_ERROR} {own[0].strip()}" if own else GRAPH_ERROR
+    return lines[0]
 
 
 _OS_ERRORS = {
@@ -219,13 +234,14 @@ def run(
         if len(args) - 1 > max_args:
             print(f"error: unexpected arguments: {' '.join(args[1 + max_args:])}", file=sys.stderr)
             sys.exit(2)
+        interrupts.forget()
         try:
             code = main(args)
         except interrupts.Interrupted as e:  # Ctrl-C / SIGTERM: the unwinding closed what was open
             interrupts.stop(e)
         except Exception as e:
-            interrupted = interrupts.cause(e)
-            if interrupted is not None:  # e.g. an import that the signal cut short
+            interrupted = interrupts.cause(e) or interrupts.received()
+            if interrupted is not None:  # e.g. an import or a TensorFlow call that the signal cut short
                 interrupts.stop(interrupted)
             if verbose or not isinstance(e, (*errors, *common_errors())):  # the types, asked after the failure
                 raise

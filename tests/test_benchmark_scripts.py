@@ -14,6 +14,7 @@ import pathlib
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -350,3 +351,45 @@ def test_packing_padding_counts_follow_from_the_methods():
             assert count >= row["max_length"], (name, method)
         assert row["packed_over_bucketed"] == pytest.approx(positions["bucketed"] / positions["packed"], abs=1e-3)
     assert {"sst-2", "mrpc"} <= set(report["tasks"])
+
+
+@pytest.mark.slow
+def test_packing_dev_smoke_from_pretrained_weights(tmp_path):
+    """packing_dev.py's pretrained start: both modes fine-tune the given weights with finetune_parity's settings, and
+    the summary is the statistics of the runs."""
+    from conftest import shared_data_dir
+
+    from albert_tf.checkpoints.native import save_native
+    from albert_tf.config import AlbertConfig
+    from albert_tf.modeling import AlbertEncoder
+
+    shared = shared_data_dir()
+    if shared is None or not (shared / "glue" / "SST-2").is_dir() or not (shared / "spm").is_dir():
+        pytest.skip("needs ../shared/data (glue/SST-2, spm)")
+    fields = dict(vocab_size=30000, embedding_size=16, hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+                  intermediate_size=64, max_position_embeddings=128)
+    config_file = tmp_path / "albert_config.json"
+    config_file.write_text(json.dumps(fields))
+    encoder = AlbertEncoder(AlbertConfig(**fields))
+    encoder({k: np.zeros((1, 8), np.int32) for k in ("input_ids", "input_mask", "segment_ids")})
+    prefix = save_native(encoder, str(tmp_path / "init" / "ckpt-0"))
+    saved = tmp_path / "packing_dev.json"
+    proc = subprocess.run([sys.executable, "benchmarks/packing_dev.py", "--steps=4", "--seeds=2",
+                           "--train_examples=256", f"--init_checkpoint={prefix}", f"--albert_config_file={config_file}",
+                           f"--output={saved}"], capture_output=True, text=True, cwd=ROOT, timeout=1200,
+                          env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", CUDA_VISIBLE_DEVICES=""))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "RANDOM initialisation" not in proc.stderr  # every run starts from the given weights
+    report = json.loads(proc.stdout)
+    assert json.loads(saved.read_text()) == report
+    assert report["start"] == "pretrained"
+    assert report["settings"] == {"optimizer": "adamw", "learning_rate": 1e-4, "classifier_dropout": 0.1}
+    for mode in ("first_fit", "none"):
+        runs = report["runs"][mode]
+        assert [r["seed"] for r in runs] == [0, 1] and all(0.0 <= r["dev_accuracy"] <= 1.0 for r in runs)
+        assert report[f"{mode}_mean"] == pytest.approx(sum(r["dev_accuracy"] for r in runs) / 2, abs=1e-4)
+    diffs = [a["dev_accuracy"] - b["dev_accuracy"] for a, b in zip(report["runs"]["first_fit"], report["runs"]["none"])]
+    assert report["packed_minus_unpacked"] == pytest.approx(sum(diffs) / 2, abs=1e-4)
+    bad = subprocess.run([sys.executable, "benchmarks/packing_dev.py", f"--init_checkpoint={prefix}"], cwd=ROOT,
+                         capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and "go together" in bad.stderr

@@ -27,6 +27,8 @@ import platform
 import sys
 import time
 
+from albert_tf import files as _fs
+
 DEFAULT_SHARED = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "..",
                               "shared", "data")
 
@@ -117,8 +119,7 @@ def run(args: argparse.Namespace) -> dict:
     reused = {name: m["reused_from"] for name, m in runs["pretraining"].items() if "reused_from" in m}
     results = {"budget": budget.fields(), "data": _public(data), "machine": machine(),
                "seconds": seconds, "reused": reused, **runs}
-    with open(os.path.join(args.workdir, "results.json"), "w", encoding="utf-8") as f:
-        json.dump(results, f, indent=1, sort_keys=True)
+    _fs.write_text_atomic(os.path.join(args.workdir, "results.json"), json.dumps(results, indent=1, sort_keys=True))
     return results
 
 

@@ -89,8 +89,7 @@ def _glue_subset(shared_data: str, budget: Budget, out_dir: str) -> str:
         with open(src, encoding="utf-8") as f:
             lines = f.readlines()
         keep = lines if not limit else lines[: 1 + limit]
-        with open(os.path.join(task_dir, f"{split}.tsv"), "w", encoding="utf-8") as f:
-            f.writelines(keep)
+        _fs.write_text_atomic(os.path.join(task_dir, f"{split}.tsv"), "".join(keep))
     return out_dir
 
 
@@ -186,8 +185,7 @@ def prepare_data(budget: Budget, shared_data: str, workdir: str, log: Callable[[
         "glue_dev_majority": dev_majority,
         "seconds": round(time.time() - start, 1),
     }
-    with open(marker, "w", encoding="utf-8") as f:
-        json.dump(done, f, indent=1)
+    _fs.write_text_atomic(marker, json.dumps(done, indent=1))
     return done
 
 
@@ -218,8 +216,7 @@ def masking_records(budget: Budget, data: dict, workdir: str, log: Callable[[str
             break
         kept.append(document)
     text = os.path.join(out_dir, "train.txt")
-    with open(text, "w", encoding="utf-8") as f:
-        f.write("\n\n".join(kept) + "\n")
+    _fs.write_text_atomic(text, "\n\n".join(kept) + "\n")
     path = os.path.join(out_dir, "train_sop.tfrecord")
     spec = TokenizerSpec(spm_model_file=data["spm_model_file"])
     summary = _make_records(text, path, spec, budget, SOP_POLICY, budget.dupe_factor)

@@ -178,6 +178,7 @@ BUDGETS = {
         ablation_seeds=3,
         masking_steps=600,
         masking_text_mb=0.5,
+        masking_seeds=3,
         glue_train_examples=8000,
         glue_dev_examples=0,
         finetune_steps=300,

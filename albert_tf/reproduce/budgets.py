@@ -154,9 +154,9 @@ BUDGETS = {
     "small": Budget(
         name="small",
         estimate=(
-            "about 4 h 30 min on a quiet 2-core CPU, up to twice that on slower VMs (measured on one: Table 5 49 min, "
-            "each of the 18 runs of Tables 3 and 4 7-8.5 min, the 3000-step SOP run 39 min, the 2 masking runs ~15 "
-            "min; docs/reproduction-budgets.md)"
+            "about 5 h on a quiet 2-core CPU, up to twice that on slower VMs (measured on one: Table 5 49 min, "
+            "each of the 18 runs of Tables 3 and 4 7-8.5 min, the 3000-step SOP run 39 min, each of the 6 masking "
+            "runs ~7 min; docs/reproduction-budgets.md)"
         ),
         text_sources=ALL_TEXT,
         text_mb=20.0,

@@ -170,6 +170,16 @@ def test_tables_show_mean_and_standard_error_over_the_seeds():
         assert f"| {shown} |" in line, (line, shown)
     seeds = r["budget"].get("ablation_seeds", 1)
     assert len(_values(r["pretraining"], "share_ffn", "heldout_mlm_accuracy")) == seeds
+    if "mask_static" in r["pretraining"]:  # the masking table: its mean ± SE over masking_seeds seeds of each kind
+        seeds = r["budget"].get("masking_seeds", 1)
+        for kind in ("static", "dynamic"):
+            values = _values(r["pretraining"], f"mask_{kind}", "heldout_mlm_accuracy")
+            assert len(values) == seeds
+            mean, se = _mean_se(values)
+            line = next(text for text in page.splitlines() if text.startswith(f"| {kind} |"))
+            digits = 2 if seeds > 1 and round(100 * se, 1) == 0 else 1
+            shown = f"{100 * mean:.1f}" if seeds == 1 else f"{100 * mean:.{digits}f} ± {100 * se:.{digits}f}"
+            assert line.startswith(f"| {kind} | {shown} |"), (line, shown)
 
 
 def test_render_only_regenerates_the_page_and_plots_byte_identically(tmp_path):

@@ -205,8 +205,9 @@ def test_a_graph_execution_error_is_told_by_its_own_message():
 
     @tf.function
     def gather(index):
-        tf.debugging.assert_less(index, 3, message="index past the table")
-        return tf.gather(tf.range(3), index)
+        checked = tf.debugging.assert_less(index, 3, message="index past the table")
+        with tf.control_dependencies([checked]):  # the check runs first, so its message is the error's
+            return tf.gather(tf.range(3), index)
 
     with pytest.raises(tf.errors.InvalidArgumentError) as caught:
         gather(tf.constant(7))

@@ -102,7 +102,6 @@ def install() -> bool:
     (not Python's defaults) is left alone.
     """
     global _previous_excepthook
-    forget()
     if threading.current_thread() is not threading.main_thread():
         return False
     if multiprocessing.current_process().name != "MainProcess":  # a pool's worker, importing the main module

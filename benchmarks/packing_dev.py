@@ -69,8 +69,7 @@ def main(argv=None) -> dict:
         config = pathlib.Path(work, "albert_config.json")
         if args.init_checkpoint:
             model = json.loads(pathlib.Path(args.albert_config_file).read_text(encoding="utf-8"))
-            settings = dict(init_checkpoint=args.init_checkpoint, optimizer="adamw", learning_rate=1e-4,
-                            classifier_dropout=0.1)
+            settings = dict(optimizer="adamw", learning_rate=1e-4, classifier_dropout=0.1)
         else:
             model = {"vocab_size": 30000, "embedding_size": 32, "hidden_size": 64, "num_hidden_layers": 2,
                      "num_attention_heads": 4, "intermediate_size": 128, "max_position_embeddings": 128,
@@ -88,15 +87,13 @@ def main(argv=None) -> dict:
                         max_seq_length=128, do_train=True, do_eval=True, num_train_steps=args.steps,
                         train_batch_size=32, eval_batch_size=64, num_warmup_steps=args.steps // 10,
                         steps_per_loop=max(1, args.steps // 4), save_checkpoints_steps=args.steps, seed=seed,
-                        packing=mode, **settings,
+                        packing=mode, init_checkpoint=args.init_checkpoint or None, **settings,
                     ))
                 runs[mode].append({"seed": seed, "dev_accuracy": round(summary["best"]["accuracy"], 4),
                                    "seconds": round(time.time() - start, 1)})
     out: dict = {"benchmark": "packing_dev_sst-2", "start": "pretrained" if args.init_checkpoint else "scratch",
                  "steps": args.steps, "seeds": args.seeds, "train_examples": args.train_examples,
-                 "encoder_dropout": args.dropout, "settings": {k: v for k, v in settings.items()
-                                                               if k != "init_checkpoint"},
-                 "runs": runs, "machine": machine_info()}
+                 "encoder_dropout": args.dropout, "settings": settings, "runs": runs, "machine": machine_info()}
     for mode in MODES:
         values = [r["dev_accuracy"] for r in runs[mode]]
         out[f"{mode}_mean"] = round(statistics.mean(values), 4)

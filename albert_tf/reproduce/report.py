@@ -410,19 +410,18 @@ def _masking(results: dict) -> list[str]:
                                  "with their masks, as `run_pretraining` reads them by default)")
     used = b.get("masking", "static")
     most = _most_reads(results)
+    first_read = "a mask drawn again at a record's first read is no better than the"
+    medium = "Budgets whose runs read their records several times (`medium`) train with dynamic masks."
     if used == better:
         choice = f"The budgets train with **{used}** masks: {why}."
         if most < 2:
             choice += (f" Nor could redrawn masks matter within this budget: its longest run reads each training "
-                       f"record {most:.1f} times, and a mask drawn again at a record's first read is no better than "
-                       "the one it was written with. Budgets whose runs read their records several times (`medium`) "
-                       "train with dynamic masks.")
+                       f"record {most:.1f} times, and {first_read} one it was written with. {medium}")
     elif better == "dynamic" and most < 2:
         choice = (f"The budgets train with **{used}** masks although {why}: here each record came round about "
                   f"{reads:.0f} times, while the longest run of this budget reads each training record "
-                  f"{most:.1f} times, and a mask drawn again at a record's first read is no better than the mask "
-                  "it was written with, so the difference cannot arise within these runs. Budgets whose runs read "
-                  "their records several times (`medium`) train with dynamic masks.")
+                  f"{most:.1f} times, and {first_read} mask it was written with, so the difference cannot arise "
+                  f"within these runs. {medium}")
     else:
         choice = f"The budgets train with **{used}** masks, although {why}: rerun with `masking='{better}'`."
     rows = []

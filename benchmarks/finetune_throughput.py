@@ -231,7 +231,8 @@ class AlbertTf(DatasetImplementation):
             with tf.GradientTape() as tape:
                 if packing:
                     merged = merge_slices(features)
-                    logits, labels = model.packed_logits(merged, training=True), merged["label_ids"]
+                    logits = model.packed_logits(merged, training=True, unpadded=not args.jit_compile)
+                    labels = merged["label_ids"]
                 else:
                     logits, labels = model({k: features[k] for k in names}, training=True), features["label_ids"]
                 loss = tf.reduce_mean(classification_per_example_loss(logits, labels, args.num_labels))

@@ -11,6 +11,7 @@ import glob
 import os
 import random
 import re
+import select
 import shutil
 import signal
 import subprocess
@@ -234,11 +235,11 @@ def _complete(script, args):
 
 
 def _interrupt(script, args, tmp, seconds=None, at_step=None, reference=False):
-    """Run the command and SIGINT it: ``seconds`` after its start; or, with ``at_step=(target, fraction)``, once its
-    progress reaches step ``target`` (lines ``step N/T``), ``fraction`` of the last loop's duration later, so that
-    the signal lands inside a loop or a save however fast the machine is at the moment; ``reference``: read the
-    progress, send nothing. Returns (exit status, stdout, stderr, (seconds to the first progress line, seconds to
-    the end))."""
+    """Run the command and SIGINT it: ``seconds`` after its start (or at its first progress line, if sooner); or,
+    with ``at_step=(target, fraction)``, once its progress reaches step ``target`` (lines ``step N/T``), ``fraction``
+    of the last loop's duration later, so that the signal lands inside a loop or a save however fast the machine is at
+    the moment; ``reference``: read the progress, send nothing. Returns (exit status, stdout, stderr, (seconds to the
+    first progress line, seconds to the end))."""
     env = dict(ENV, PYTHONUNBUFFERED="1")
     with open(tmp / "stderr.txt", "w+", encoding="utf-8") as err:
         start = time.time()
@@ -247,7 +248,9 @@ def _interrupt(script, args, tmp, seconds=None, at_step=None, reference=False):
         lines, first_step, signal_now = [], None, False
         if at_step is None and not reference:
             if seconds is not None:
-                time.sleep(seconds)
+                # At ``seconds``, or at the first line on stdout (progress: training has begun) if that comes first,
+                # so that a moment taken from a slower run of the command still lands before this run's end.
+                select.select([proc.stdout], [], [], seconds)
                 signal_now = True
         else:
             last = None
@@ -308,12 +311,12 @@ def _same_checkpoints(a, b):
 
 def _chain(script, args, tmp, final, total, loop, seed):
     """The reference run uninterrupted; then ten runs of the same command, each stopped by SIGINT: three during
-    start-up, seven at a random step of the first half of the ``total`` (progress every ``loop`` steps), a random
-    part of a loop after that step's progress line; then the same command to the end, whose checkpoint must equal
-    the reference's. Moments are steps, not seconds, so a machine that is busier during the reference run than
-    during the rest still stops every run before its end; and as no stop passes the middle, no run resumes from a
-    checkpoint so near the end that the rest of it (a fraction of a second for these tiny models) could finish
-    before the signal lands."""
+    start-up (a random moment before the reference run's first progress line, or at this run's own first one if that
+    comes sooner), seven at a random step of the first half of the ``total`` (progress every ``loop`` steps), a random
+    part of a loop after that step's progress line; then the same command to the end, whose checkpoint must equal the
+    reference's. Moments are steps (or capped by them), not bare seconds, so a machine that is busier during the
+    reference run than during the rest still stops every run before its end; and as no stop passes the middle, no run
+    resumes from a checkpoint so near the end that the rest of it could finish before the signal lands."""
     code, _, err, (first_step, _) = _interrupt(script, args(tmp / "ref"), tmp, reference=True)
     assert code == 0 and first_step, err[-3000:]
     rng = random.Random(seed)
@@ -348,10 +351,13 @@ def test_run_squad_sigint_at_ten_moments_resumes_to_the_same_weights(tmp_path, i
         return [f"--train_file={inputs['squad']}/train.json", f"--output_dir={out}",
                 f"--albert_config_file={inputs['config']}", f"--spm_model_file={inputs['spm']}",
                 "--max_seq_length=32", "--max_query_length=12", "--doc_stride=8", "--version_2_with_negative",
-                "--do_train", "--train_step=300", "--train_batch_size=4", "--save_checkpoints_steps=30",
-                "--iterations_per_loop=5", "--warmup_step=0"]
+                "--do_train", "--train_step=1200", "--train_batch_size=4", "--save_checkpoints_steps=120",
+                "--iterations_per_loop=20", "--warmup_step=0"]
 
-    lines = _chain("run_squad.py", args, tmp_path, "ckpt-300", total=300, loop=5, seed=1)
+    # 1,200 steps (~5 s of training for this model, ~4 ms a step): a stop at step 600 at the latest leaves the run
+    # seconds of work, so a test process that a busy machine schedules late still signals before the run ends (at
+    # 300 steps it had under a second: CI saw runs finish first).
+    lines = _chain("run_squad.py", args, tmp_path, "ckpt-1200", total=1200, loop=20, seed=1)
     assert any(" at step " in line for line in lines), lines
 
 

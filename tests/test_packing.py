@@ -17,6 +17,7 @@ from conftest import padded_batch, shared_path, write_small_config
 
 from albert_tf.config import AlbertConfig
 from albert_tf.data.packing import merge_slices, pack_batch, packed_rows, padding_fraction
+from albert_tf.modeling.recompute import set_recompute
 from albert_tf.tasks.glue.model import AlbertClassifier, classification_per_example_loss
 
 S = 64
@@ -120,6 +121,51 @@ def test_packed_logits_losses_and_gradients_equal_one_example_per_row(num_labels
         scale = max(float(np.abs(g).max()), 1e-12)
         np.testing.assert_allclose(pg, g, atol=1e-4 * scale + 1e-10, err_msg=v.path)  # summation order; key biases: ~0
     assert any(float(np.abs(tf.convert_to_tensor(g)).max()) > 0 for g in packed_grads)
+
+
+@pytest.mark.parametrize("recompute,jit_compile", [(True, False), (False, True)])
+def test_packed_step_with_recomputation_or_xla_equals_one_example_per_row(recompute, jit_compile):
+    """Packed steps inside a ``tf.function``: the unpadded token path with activations recomputed in the backward
+    pass (the positions reach the recomputed blocks by closure); under XLA the rows path (``unpadded=False``: XLA
+    cannot compile the data-dependent real-token count), as the GLUE task runs it with ``--jit_compile``."""
+    tf.keras.utils.set_random_seed(5)
+    model = AlbertClassifier(_config(), 3, classifier_dropout=0.0)
+    set_recompute(model, recompute)
+    batch = _batch(LENGTHS)
+    inputs = {k: batch[k] for k in ("input_ids", "input_mask", "segment_ids")}
+    packed = merge_slices(pack_batch(batch, S))
+
+    def loss_and_grads(compute):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(classification_per_example_loss(compute(), batch["label_ids"], 3))
+        return loss, tape.gradient(loss, model.trainable_variables)
+
+    loss, grads = loss_and_grads(lambda: model(inputs, training=True))
+    def packed_step():
+        return loss_and_grads(lambda: model.packed_logits(packed, training=True, unpadded=not jit_compile))
+
+    packed_loss, packed_grads = tf.function(packed_step, jit_compile=jit_compile)()
+    np.testing.assert_allclose(packed_loss.numpy(), loss.numpy(), rtol=1e-5)
+    for v, g, pg in zip(model.trainable_variables, grads, packed_grads):
+        g, pg = tf.convert_to_tensor(g).numpy(), tf.convert_to_tensor(pg).numpy()
+        np.testing.assert_allclose(pg, g, atol=1e-4 * max(float(np.abs(g).max()), 1e-12) + 1e-10, err_msg=v.path)
+
+
+def test_packed_rows_run_the_dense_layers_on_real_tokens_only(monkeypatch):
+    """The projections and the FFN see the T real tokens of the packed rows, not R x L positions: the padding
+    left at the rows' ends is not computed there (what makes packing pay on pairs, benchmarks/README.md)."""
+    tf.keras.utils.set_random_seed(6)
+    model = AlbertClassifier(_config(), 2)
+    batch = _batch(LENGTHS)
+    packed = _numpy(merge_slices(pack_batch(batch, S)))
+    rows, length = packed["input_ids"].shape
+    assert rows * length > sum(LENGTHS)  # the rows hold padding
+    seen = []
+    ffn = model.encoder.unique_blocks()[0].ffn_sublayer
+    real_call = ffn.intermediate.call
+    monkeypatch.setattr(ffn.intermediate, "call", lambda x, **kw: seen.append(tuple(x.shape)) or real_call(x, **kw))
+    model.packed_logits(packed)
+    assert seen == [(sum(LENGTHS), 32)] * 2  # two layers, one shared block
 
 
 def test_the_sequence_output_of_real_tokens_equals_the_unpacked_one():

@@ -73,21 +73,29 @@ class AlbertAttention(keras.layers.Layer):
         self.output_bias = self.add_weight(name="output_bias", shape=(h,), initializer="zeros")
         self.built = True
 
-    def call(self, x, attention_bias, training=None, query_input=None):
+    def call(self, x, attention_bias, training=None, query_input=None, token_positions=None, row_shape=None):
         """``x`` [B, S, H] -> [B, S, H]; with ``query_input`` [B, P, H] the queries come only from those rows.
 
         ``query_input`` (the last layer's subset path, see ``TransformerBlock``) gives [B, P, H]: keys and
         values still come from every row of ``x``, so each output row equals that row of the full call.
+
+        Unpadded tokens (``AlbertEncoder.call_packed``): ``x`` [T, H] holds only the real tokens of rows of shape
+        ``row_shape`` (R, L), token ``t`` at the flat position ``token_positions[t]`` of those rows. The Q, K, V and
+        output projections run on the T tokens; only the scores and their weighted sum are computed per row (Q, K, V
+        scattered into [R, L, 3H], zero at padding, whose keys ``attention_bias`` masks). Returns [T, H].
         """
         if query_input is not None:
             return self._call_query_subset(x, query_input, attention_bias, training)
-        b = ops.shape(x)[0]
-        s = ops.shape(x)[1]
         n, d = self.num_attention_heads, self.head_size
         dtype = self.compute_dtype
         kernel = ops.concatenate([self.query_kernel, self.key_kernel, self.value_kernel], axis=1)
         bias = ops.concatenate([self.query_bias, self.key_bias, self.value_bias], axis=0)
-        qkv = ops.matmul(x, ops.cast(kernel, dtype)) + ops.cast(bias, dtype)  # [B, S, 3H]
+        qkv = ops.matmul(x, ops.cast(kernel, dtype)) + ops.cast(bias, dtype)  # [B, S, 3H] or [T, 3H]
+        if token_positions is not None:
+            b, s = row_shape[0], row_shape[1]
+            qkv = ops.scatter(token_positions[:, None], qkv, (b * s, 3 * n * d))
+        else:
+            b, s = ops.shape(x)[0], ops.shape(x)[1]
         qkv = ops.transpose(ops.reshape(qkv, (b, s, 3 * n, d)), (0, 2, 1, 3))  # [B, 3N, S, D]
         # split (whose gradient is a concat), not indexing: a strided-slice gradient writes a
         # zero-filled copy of the whole tensor per slice, which was 10% of the step on CPU.
@@ -99,6 +107,8 @@ class AlbertAttention(keras.layers.Layer):
         probs = dropout(self.attention_dropout, ops.cast(probs, dtype), training)
         context = ops.matmul(probs, v)  # [B, N, S, D]
         context = ops.reshape(ops.transpose(context, (0, 2, 1, 3)), (b, s, n * d))
+        if token_positions is not None:
+            context = ops.take(ops.reshape(context, (b * s, n * d)), token_positions, axis=0)  # [T, H]
         return ops.matmul(context, ops.cast(self.output_kernel, dtype)) + ops.cast(self.output_bias, dtype)
 
     def _call_query_subset(self, x, query_input, attention_bias, training):
@@ -128,7 +138,8 @@ class AlbertAttention(keras.layers.Layer):
         context = ops.reshape(ops.transpose(context, (0, 2, 1, 3)), (b, p, n * d))
         return ops.matmul(context, ops.cast(self.output_kernel, dtype)) + ops.cast(self.output_bias, dtype)
 
-    def compute_output_spec(self, x, attention_bias, training=None, query_input=None):
+    def compute_output_spec(self, x, attention_bias, training=None, query_input=None, token_positions=None,
+                            row_shape=None):
         rows = x if query_input is None else query_input
         return keras.KerasTensor(tuple(rows.shape[:-1]) + (self.hidden_size,), dtype=self.compute_dtype)
 

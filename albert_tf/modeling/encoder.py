@@ -34,6 +34,7 @@ from dataclasses import fields
 from typing import Any
 
 import keras
+from keras import ops
 
 from albert_tf.config import SHARING_MODES, AlbertConfig, ConfigError
 from albert_tf.modeling.attention import attention_bias_from_example_ids, attention_bias_from_mask
@@ -276,15 +277,53 @@ class AlbertEncoder(RebuiltFromConfig, keras.Model):
             per_layer.append(row)
         return per_layer
 
-    def call_packed(self, features: dict[str, Any], training: bool = False) -> dict[str, Any]:
+    def call_packed(self, features: dict[str, Any], training: bool = False, unpadded: bool = True) -> dict[str, Any]:
         """The encoder on packed rows (``albert_tf.data.packing``, slices merged by ``packing.merge_slices``).
 
         ``features``: ``input_ids``, ``segment_ids``, ``position_ids`` and ``input_mask`` (each token's example
         number, 0 = padding) [R, L], ``example_positions`` [N] (each example's ``[CLS]`` as a flat index into the
-        rows). Returns ``sequence_output`` [R, L, H] and ``pooled_output`` [N, H], one row per example in the order of
-        ``example_positions``. The same layers (so the same variables) as the functional call; attention is
-        block-diagonal, so every real token's output equals the unpacked one up to float rounding.
+        rows). Returns ``sequence_output`` [R, L, H] (zero at padding) and ``pooled_output`` [N, H], one row per
+        example in the order of ``example_positions``. The same layers (so the same variables) as the functional
+        call; attention is block-diagonal, so every real token's output equals the unpadded one up to float rounding.
+
+        ``unpadded=True``: only the real tokens go through the embeddings and the dense layers (``token_positions``:
+        their flat positions in the rows, ``AlbertAttention.call``): the padding a packed row keeps at its end costs
+        only its share of the attention scores, not of the ~97% of a step that is the projections and the FFN. The
+        number of real tokens is data-dependent, which XLA does not compile (``jit_compile``; TensorFlow 2.21 aborts
+        the process): there ``unpadded=False`` computes every position of the rows (their padding included).
         """
+        if not unpadded:
+            return self._call_packed_rows(features, training)
+        example_ids = ops.reshape(features["input_mask"], (-1,))
+        token_positions = ops.reshape(ops.nonzero(ops.not_equal(example_ids, 0))[0], (-1,))  # [T], ascending
+        row_shape = ops.shape(features["input_mask"])
+
+        def tokens(name):
+            return ops.take(ops.reshape(features[name], (-1,)), token_positions, axis=0)
+
+        x = self.embeddings(tokens("input_ids"), tokens("segment_ids"), training=training,
+                            position_ids=tokens("position_ids"))  # [T, E]
+        if self.embedding_hidden_mapping_in is not None:
+            x = self.embedding_hidden_mapping_in(x)
+        attention_bias = attention_bias_from_example_ids(features["input_mask"])
+        for row in self.layer_blocks:
+            for block in row:
+                x = block(x, attention_bias, training=training, token_positions=token_positions,
+                          row_shape=row_shape)
+        # Each example's [CLS] as an index among the T tokens: how many real tokens precede its flat position.
+        real_before = ops.cumsum(ops.cast(ops.not_equal(example_ids, 0), "int32")) - 1
+        hidden = self.config.hidden_size
+        # Through a reshape, whose gradient makes the gather's sparse gradient dense: a recomputed block
+        # (``tf.recompute_grad`` in a graph) takes only dense gradients of its output.
+        first_tokens = ops.take(ops.reshape(x, (-1, hidden)),
+                                ops.take(real_before, features["example_positions"], axis=0), axis=0)
+        sequence_output = ops.reshape(
+            ops.scatter(token_positions[:, None], x, (row_shape[0] * row_shape[1], hidden)),
+            (row_shape[0], row_shape[1], hidden))
+        return {"sequence_output": sequence_output, "pooled_output": self.pooler(first_tokens)}
+
+    def _call_packed_rows(self, features: dict[str, Any], training: bool) -> dict[str, Any]:
+        """:meth:`call_packed` on every position of the rows (static shapes, for XLA)."""
         x = self.embeddings(features["input_ids"], features["segment_ids"], training=training,
                             position_ids=features["position_ids"])
         if self.embedding_hidden_mapping_in is not None:
@@ -293,8 +332,7 @@ class AlbertEncoder(RebuiltFromConfig, keras.Model):
         for row in self.layer_blocks:
             for block in row:
                 x = block(x, attention_bias, training=training)
-        first_tokens = keras.ops.take(keras.ops.reshape(x, (-1, self.config.hidden_size)),
-                                      features["example_positions"], axis=0)
+        first_tokens = ops.take(ops.reshape(x, (-1, self.config.hidden_size)), features["example_positions"], axis=0)
         return {"sequence_output": x, "pooled_output": self.pooler(first_tokens)}
 
     @property

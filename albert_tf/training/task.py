@@ -52,6 +52,9 @@ class Task(abc.ABC):
     #: accumulation micro-batches) it cuts each training batch into along axis 0. A task whose batches are not one
     #: example per row (packed fine-tuning, ``albert_tf.data.packing``) gives them a leading axis of this size.
     input_slices: int = 1
+    #: Set by the ``Trainer``: whether its training step is compiled by XLA (``jit_compile``), where every shape
+    #: must follow from the input shapes, not from the data.
+    jit_compile: bool = False
 
     # ---------------------------------------------------------------- before any TF work
     def identity(self) -> dict[str, Any]:

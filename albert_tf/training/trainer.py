@@ -300,6 +300,7 @@ class Trainer:
             raise ValueError("Trainer.train needs an optimizer_fn")
         global_batch = cfg.train_batch_size * cfg.gradient_accumulation_steps
         self.task.input_slices = self.num_replicas * cfg.gradient_accumulation_steps
+        self.task.jit_compile = cfg.jit_compile
         dataset = self.task.build_inputs(TRAIN, global_batch)
         self._train_iterator = iter(dataset)
         self._manager = tf.train.CheckpointManager(

@@ -91,10 +91,11 @@ class AlbertClassifier(RebuiltFromConfig, keras.Model):
         self.dropout_layer = dropout
         self.head = head
 
-    def packed_logits(self, features: Mapping[str, Any], training: bool = False):
+    def packed_logits(self, features: Mapping[str, Any], training: bool = False, unpadded: bool = True):
         """The logits [N, num_labels] (float32) of the N examples of packed rows (``AlbertEncoder.call_packed``), in
-        the order of ``features["example_positions"]``: the same head on each example's own pooled output."""
-        pooled = self.encoder.call_packed(dict(features), training=training)["pooled_output"]
+        the order of ``features["example_positions"]``: the same head on each example's own pooled output.
+        ``unpadded=False`` under XLA (``call_packed``)."""
+        pooled = self.encoder.call_packed(dict(features), training=training, unpadded=unpadded)["pooled_output"]
         return ops.cast(self.head(self.dropout_layer(pooled, training=training)), "float32")
 
     @classmethod

@@ -231,7 +231,7 @@ class GlueTask(FineTuningTask):
 
     def _logits(self, model, features, training: bool):
         if is_packed(features):
-            return model.packed_logits(merge_slices(features), training=training)
+            return model.packed_logits(merge_slices(features), training=training, unpadded=not self.jit_compile)
         return classifier_logits(model({k: features[k] for k in MODEL_INPUTS}, training=training))
 
     @staticmethod

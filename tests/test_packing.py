@@ -141,10 +141,12 @@ def test_packed_step_with_recomputation_or_xla_equals_one_example_per_row(recomp
         return loss, tape.gradient(loss, model.trainable_variables)
 
     loss, grads = loss_and_grads(lambda: model(inputs, training=True))
-    def packed_step():
-        return loss_and_grads(lambda: model.packed_logits(packed, training=True, unpadded=not jit_compile))
+    def packed_step(features):
+        return loss_and_grads(lambda: model.packed_logits(features, training=True, unpadded=not jit_compile))
 
-    packed_loss, packed_grads = tf.function(packed_step, jit_compile=jit_compile)()
+    # The row count unknown at tracing, the row length known, as in a ``reduce_retracing`` step.
+    signature = [{k: tf.TensorSpec([None, *v.shape[1:]], v.dtype) for k, v in packed.items()}]
+    packed_loss, packed_grads = tf.function(packed_step, jit_compile=jit_compile, input_signature=signature)(packed)
     np.testing.assert_allclose(packed_loss.numpy(), loss.numpy(), rtol=1e-5)
     for v, g, pg in zip(model.trainable_variables, grads, packed_grads):
         g, pg = tf.convert_to_tensor(g).numpy(), tf.convert_to_tensor(pg).numpy()

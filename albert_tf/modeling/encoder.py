@@ -296,7 +296,8 @@ class AlbertEncoder(RebuiltFromConfig, keras.Model):
             return self._call_packed_rows(features, training)
         example_ids = ops.reshape(features["input_mask"], (-1,))
         token_positions = ops.reshape(ops.nonzero(ops.not_equal(example_ids, 0))[0], (-1,))  # [T], ascending
-        row_shape = ops.shape(features["input_mask"])
+        # (R, L) as one int32 tensor: a layer's call takes no mix of tensors and Python ints (L is static, R not).
+        row_shape = ops.stack([ops.convert_to_tensor(d, "int32") for d in ops.shape(features["input_mask"])])
 
         def tokens(name):
             return ops.take(ops.reshape(features[name], (-1,)), token_positions, axis=0)

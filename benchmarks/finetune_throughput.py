@@ -11,8 +11,10 @@ Each implementation is what a user of that library writes to fine-tune, input pi
   write the keyed feature cache (untimed, as a run does once), ``albert_tf.data.glue.load_dataset`` reads it and
   ``albert_tf.data.packing.pack_batch`` packs each batch of 32 into rows of 128 (``--packing=first_fit``: first-fit
   decreasing, block-diagonal attention, positions restarting per example, each example's [CLS] gathered),
-  ``AlbertClassifier.packed_logits``, the official per-example loss and ``AdamWeightDecay``, one
-  ``tf.function(reduce_retracing=True)`` training step.
+  ``AlbertClassifier.packed_logits`` (the embeddings, projections and FFN on the real tokens only), the official
+  per-example loss and ``AdamWeightDecay``, one ``tf.function(reduce_retracing=True)`` training step.
+* ``albert_tf_packed_rows``: the same packed rows with every position of them through the dense layers
+  (``packed_logits(unpadded=False)``, what ``--jit_compile`` runs): what computing only the real tokens adds.
 * ``albert_tf_bucketed``: the same with ``--packing=none``: one example per row, each batch cut to its longest
   example rounded up to the next of 32/48/64/80/96/128 (``--bucket_lengths``).
 * ``transformers_torch``: ``AutoTokenizer`` on the tokenizer files albert-tf exports for the same SentencePiece
@@ -34,7 +36,8 @@ matmul speed at the model's FFN shape (``[batch * 64, 768] x [768, 3072]``, medi
 the workers step by step (the order rotated each round) so they all see the same machine load; the share of the CPUs
 that other processes used during each round is recorded (``foreign_cpu_share_*``: 0 on a quiet machine).
 ``examples_per_s`` = examples / the sum of the pass's step times; ``padding_fraction`` = the share of the computed
-token positions (rows x padded length, summed over the pass) that are padding.
+token positions (rows x padded length, summed over the pass) that are padding; ``dense_padding_fraction`` the same
+for the positions the dense layers compute (0 for packed albert-tf, whose dense layers run on the real tokens only).
 
 Prints one JSON object with ``albert_tf_over_best_peer`` (albert-tf examples/s over the best of transformers with
 dynamic padding and keras-hub), ``tf_over_torch_matmul`` (TensorFlow's matmul GFLOP/s over torch's, measured in the
@@ -71,7 +74,8 @@ BASE = dict(V=30000, E=128, H=768, L=12, N=12, I=3072)  # ALBERT-base v2 (albert
 SMOKE = dict(V=30000, E=16, H=64, L=2, N=4, I=128)
 LEARNING_RATE = 2e-5
 CLASSIFIER_DROPOUT = 0.1
-IMPLEMENTATIONS = ("albert_tf", "albert_tf_bucketed", "transformers_torch", "transformers_grouped", "keras_hub")
+IMPLEMENTATIONS = ("albert_tf", "albert_tf_packed_rows", "albert_tf_bucketed", "transformers_torch",
+                   "transformers_grouped", "keras_hub")
 PEERS = ("transformers_torch", "keras_hub")
 #: GLUE task -> (processor name, columns of text_a / text_b in train.tsv (None: single sentences), label column,
 #: number of labels); the header row is skipped.
@@ -189,7 +193,7 @@ class DatasetImplementation(Implementation):
 
 
 class AlbertTf(DatasetImplementation):
-    def __init__(self, args: argparse.Namespace, packing: bool) -> None:
+    def __init__(self, args: argparse.Namespace, packing: bool, unpadded: bool = True) -> None:
         _set_tf_threads(args.threads)
         import keras
         import tensorflow as tf
@@ -226,12 +230,15 @@ class AlbertTf(DatasetImplementation):
         optimizer = create_optimizer("adamw", LEARNING_RATE)
         optimizer.build(model.trainable_variables)
 
+        # AlbertEncoder.call_packed(unpadded=True); XLA takes the rows path, as GlueTask does under --jit_compile
+        self.dense_on_real_tokens = packing and unpadded and not args.jit_compile
+
         @tf.function(jit_compile=args.jit_compile, reduce_retracing=True)
         def train_step(features):
             with tf.GradientTape() as tape:
                 if packing:
                     merged = merge_slices(features)
-                    logits = model.packed_logits(merged, training=True, unpadded=not args.jit_compile)
+                    logits = model.packed_logits(merged, training=True, unpadded=self.dense_on_real_tokens)
                     labels = merged["label_ids"]
                 else:
                     logits, labels = model({k: features[k] for k in names}, training=True), features["label_ids"]
@@ -377,8 +384,8 @@ class KerasHub(DatasetImplementation):
 
 
 def build(name: str, args: argparse.Namespace, rows: list[list[str]]) -> Implementation:
-    if name in ("albert_tf", "albert_tf_bucketed"):
-        return AlbertTf(args, packing=name == "albert_tf")
+    if name in ("albert_tf", "albert_tf_packed_rows", "albert_tf_bucketed"):
+        return AlbertTf(args, packing=name != "albert_tf_bucketed", unpadded=name == "albert_tf")
     if name in ("transformers_torch", "transformers_grouped"):
         return TransformersTorch(args, rows, group_by_length=name == "transformers_grouped")
     if name == "keras_hub":
@@ -422,7 +429,8 @@ def _worker(name: str, args: argparse.Namespace, rows: list[list[str]], conn) ->
                 impl.record()
                 conn.send(elapsed)
             elif message == "info":
-                conn.send({"shapes": impl.shapes, "tokens": impl.tokens, "losses": losses})
+                conn.send({"shapes": impl.shapes, "tokens": impl.tokens, "losses": losses,
+                           "dense_on_real_tokens": bool(getattr(impl, "dense_on_real_tokens", False))})
     except Exception:  # report, do not hang the driver
         conn.send({"error": traceback.format_exc()})
 
@@ -532,6 +540,10 @@ def main(argv=None) -> dict:
             "computed_tokens": computed,
             "real_tokens": sum(tokens),
             "padding_fraction": round(padding_fraction(sum(tokens), computed), 3),
+            # The positions the dense layers (projections, FFN: nearly all of a step's work) compute.
+            "dense_tokens": sum(tokens) if info[name]["dense_on_real_tokens"] else computed,
+            "dense_padding_fraction": 0.0 if info[name]["dense_on_real_tokens"] else round(
+                padding_fraction(sum(tokens), computed), 3),
             "mean_rows": round(statistics.mean(r for r, _ in shapes), 2),
             "mean_padded_length": round(statistics.mean(n for _, n in shapes), 1),
             "shapes_traced": setup[name]["shapes"],
@@ -573,6 +585,7 @@ def main(argv=None) -> dict:
     summary["albert_tf_over_transformers_per_matmul_speed"] = _ratio(over_transformers, summary["tf_over_torch_matmul"])
     summary["albert_tf_over_keras_hub"] = _ratio(speed.get("albert_tf"), speed.get("keras_hub"))
     summary["packing_over_bucketing"] = _ratio(speed.get("albert_tf"), speed.get("albert_tf_bucketed"))
+    summary["real_tokens_over_packed_rows"] = _ratio(speed.get("albert_tf"), speed.get("albert_tf_packed_rows"))
     summary["transformers_grouped_over_dynamic"] = _ratio(speed.get("transformers_grouped"),
                                                           speed.get("transformers_torch"))
     return emit(summary, args.output)

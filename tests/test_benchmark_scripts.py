@@ -312,18 +312,27 @@ def test_finetune_throughput_smoke_counts_padding_and_kernel_speed(task):
     report = _run("benchmarks/finetune_throughput.py", "--smoke", "--task", task)
     _machine_ok(report)
     results = report["results"]
-    assert set(results) == {"albert_tf", "albert_tf_bucketed", "transformers_torch", "transformers_grouped",
-                            "keras_hub"}
+    assert set(results) == {"albert_tf", "albert_tf_packed_rows", "albert_tf_bucketed", "transformers_torch",
+                            "transformers_grouped", "keras_hub"}
     for name, r in results.items():
         assert r["padding_fraction"] == pytest.approx(1 - r["real_tokens"] / r["computed_tokens"], abs=1e-3), name
         assert r["matmul_gflops"] > 0
     # the same examples: packed and bucketed albert-tf hold the same tokens; transformers' tokenizer (the exported
     # files of the same SentencePiece model) within 1% of them
     assert results["albert_tf"]["real_tokens"] == results["albert_tf_bucketed"]["real_tokens"]
+    assert results["albert_tf_packed_rows"]["computed_tokens"] == results["albert_tf"]["computed_tokens"]
+    # the same packed steps, the same weights and seed: real-token dense layers train the same losses to rounding
+    assert results["albert_tf_packed_rows"]["first_loss"] == pytest.approx(results["albert_tf"]["first_loss"],
+                                                                           abs=1e-3)
     assert results["transformers_torch"]["real_tokens"] == pytest.approx(results["albert_tf"]["real_tokens"], rel=0.01)
     # packing computes no more positions than one example per row; keras-hub pads every row to 128
     assert results["albert_tf"]["computed_tokens"] <= results["albert_tf_bucketed"]["computed_tokens"]
     assert results["keras_hub"]["computed_tokens"] == report["examples"] * 128
+    # packed albert-tf's dense layers run on the real tokens only; every other method's on all computed positions
+    assert results["albert_tf"]["dense_tokens"] == results["albert_tf"]["real_tokens"]
+    assert results["albert_tf"]["dense_padding_fraction"] == 0.0
+    for name in set(results) - {"albert_tf"}:
+        assert results[name]["dense_tokens"] == results[name]["computed_tokens"], name
     speed = {k: v["examples_per_s"] for k, v in results.items()}
     best_peer = max(speed["transformers_torch"], speed["keras_hub"])
     assert report["albert_tf_over_best_peer"] == pytest.approx(speed["albert_tf"] / best_peer, abs=2e-3)

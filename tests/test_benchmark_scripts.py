@@ -309,7 +309,8 @@ def test_finetune_throughput_smoke_counts_padding_and_kernel_speed(task):
 
     shared_path("glue", task.upper(), "train.tsv")
     shared_path("spm", "30k-clean.model")
-    report = _run("benchmarks/finetune_throughput.py", "--smoke", "--task", task)
+    report = _run("benchmarks/finetune_throughput.py", "--smoke", "--task", task, "--only",
+                  "albert_tf,albert_tf_packed_rows,albert_tf_bucketed,transformers_torch,transformers_grouped,keras_hub")
     _machine_ok(report)
     results = report["results"]
     assert set(results) == {"albert_tf", "albert_tf_packed_rows", "albert_tf_bucketed", "transformers_torch",
@@ -402,3 +403,21 @@ def test_packing_dev_smoke_from_pretrained_weights(tmp_path):
     bad = subprocess.run([sys.executable, "benchmarks/packing_dev.py", f"--init_checkpoint={prefix}"], cwd=ROOT,
                          capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "go together" in bad.stderr
+
+
+@pytest.mark.slow
+def test_serving_batches_smoke_every_variant_gives_the_bucketed_answers():
+    from conftest import shared_path
+
+    shared_path("glue", "MRPC", "dev.tsv")
+    shared_path("spm", "30k-clean.model")
+    report = _run("benchmarks/serving_batches.py", "--smoke")
+    _machine_ok(report)
+    assert set(report["median_request_s"]) == {"bucketed", "sorted_split", "real_tokens", "packed"}
+    # the same answers in request order: sorting puts them back, real tokens and packing change no output
+    for name, difference in report["max_logit_difference_from_bucketed"].items():
+        assert difference < 1e-4, name
+    assert report["min_length"] < report["mean_length"] < report["max_length"] <= 128  # a mixed-length batch
+    for name in ("sorted_split", "real_tokens", "packed"):
+        assert report[f"{name}_over_bucketed"] == pytest.approx(
+            report["median_request_s"]["bucketed"] / report["median_request_s"][name], rel=0.01)

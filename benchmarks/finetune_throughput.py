@@ -213,7 +213,9 @@ class AlbertTf(DatasetImplementation):
         seq, d = args.max_seq_length, args.dims
         tokenizer = FullTokenizer(do_lower_case=True, spm_model_file=args.spm_model_file)
         processor = glue.get_processor(TASKS[args.task][0])
-        cache = os.path.join(args.work_dir, "albert_tf_cache_" + ("packed" if packing else "bucketed"))
+        # one cache per worker: two workers writing one cache at once corrupt it
+        cache = os.path.join(args.work_dir, "albert_tf_cache_" + ("bucketed" if not packing else
+                                                                  "packed" if unpadded else "packed_rows"))
         cached = glue.cached_features(processor, args.data_dir, glue.TRAIN, tokenizer, seq, cache)
         buckets = bucket_boundaries(DEFAULT_BUCKET_LENGTHS, seq)
 

@@ -284,11 +284,11 @@ class AlbertEncoder(RebuiltFromConfig, keras.Model):
         number, 0 = padding) [R, L], ``example_positions`` [N] (each example's ``[CLS]`` as a flat index into the
         rows). Returns ``sequence_output`` [R, L, H] (zero at padding) and ``pooled_output`` [N, H], one row per
         example in the order of ``example_positions``. The same layers (so the same variables) as the functional
-        call; attention is block-diagonal, so every real token's output equals the unpadded one up to float rounding.
+        call; attention is block-diagonal, so every real token's output equals the unpacked one up to float rounding.
 
         ``unpadded=True``: only the real tokens go through the embeddings and the dense layers (``token_positions``:
         their flat positions in the rows, ``AlbertAttention.call``): the padding a packed row keeps at its end costs
-        only its share of the attention scores, not of the ~97% of a step that is the projections and the FFN. The
+        only its share of the attention scores, not of the projections and the FFN (nearly all of a step's work). The
         number of real tokens is data-dependent, which XLA does not compile (``jit_compile``; TensorFlow 2.21 aborts
         the process): there ``unpadded=False`` computes every position of the rows (their padding included).
         """

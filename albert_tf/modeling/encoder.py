@@ -292,18 +292,25 @@ class AlbertEncoder(RebuiltFromConfig, keras.Model):
         number of real tokens is data-dependent, which XLA does not compile (``jit_compile``; TensorFlow 2.21 aborts
         the process): there ``unpadded=False`` computes every position of the rows (their padding included).
         """
-        if not unpadded:
-            return self._call_packed_rows(features, training)
-        example_ids = ops.reshape(features["input_mask"], (-1,))
-        token_positions = ops.reshape(ops.nonzero(ops.not_equal(example_ids, 0))[0], (-1,))  # [T], ascending
-        # (R, L) as one int32 tensor: a layer's call takes no mix of tensors and Python ints (L is static, R not).
-        row_shape = ops.stack([ops.convert_to_tensor(d, "int32") for d in ops.shape(features["input_mask"])])
+        hidden = self.config.hidden_size
+        if unpadded:
+            real = ops.reshape(ops.not_equal(features["input_mask"], 0), (-1,))
+            token_positions = ops.nonzero(real)[0]  # [T], ascending
+            # (R, L) as one int32 tensor: a layer's call takes no mix of tensors and Python ints (L static, R not).
+            row_shape = ops.stack([ops.convert_to_tensor(d, "int32") for d in ops.shape(features["input_mask"])])
+            # Each example's [CLS] as an index among the T tokens: how many real tokens precede its flat position.
+            first_positions = ops.take(ops.cumsum(ops.cast(real, "int32")) - 1, features["example_positions"], axis=0)
+        else:
+            token_positions = row_shape = None
+            first_positions = features["example_positions"]
 
-        def tokens(name):
-            return ops.take(ops.reshape(features[name], (-1,)), token_positions, axis=0)
+        def tokens(name):  # [T] on the unpadded path, [R, L] on the rows
+            if unpadded:
+                return ops.take(ops.reshape(features[name], (-1,)), token_positions, axis=0)
+            return features[name]
 
         x = self.embeddings(tokens("input_ids"), tokens("segment_ids"), training=training,
-                            position_ids=tokens("position_ids"))  # [T, E]
+                            position_ids=tokens("position_ids"))
         if self.embedding_hidden_mapping_in is not None:
             x = self.embedding_hidden_mapping_in(x)
         attention_bias = attention_bias_from_example_ids(features["input_mask"])
@@ -311,29 +318,12 @@ class AlbertEncoder(RebuiltFromConfig, keras.Model):
             for block in row:
                 x = block(x, attention_bias, training=training, token_positions=token_positions,
                           row_shape=row_shape)
-        # Each example's [CLS] as an index among the T tokens: how many real tokens precede its flat position.
-        real_before = ops.cumsum(ops.cast(ops.not_equal(example_ids, 0), "int32")) - 1
-        hidden = self.config.hidden_size
         # Through a reshape, whose gradient makes the gather's sparse gradient dense: a recomputed block
         # (``tf.recompute_grad`` in a graph) takes only dense gradients of its output.
-        first_tokens = ops.take(ops.reshape(x, (-1, hidden)),
-                                ops.take(real_before, features["example_positions"], axis=0), axis=0)
-        sequence_output = ops.reshape(
-            ops.scatter(token_positions[:, None], x, (row_shape[0] * row_shape[1], hidden)),
-            (row_shape[0], row_shape[1], hidden))
-        return {"sequence_output": sequence_output, "pooled_output": self.pooler(first_tokens)}
-
-    def _call_packed_rows(self, features: dict[str, Any], training: bool) -> dict[str, Any]:
-        """:meth:`call_packed` on every position of the rows (static shapes, for XLA)."""
-        x = self.embeddings(features["input_ids"], features["segment_ids"], training=training,
-                            position_ids=features["position_ids"])
-        if self.embedding_hidden_mapping_in is not None:
-            x = self.embedding_hidden_mapping_in(x)
-        attention_bias = attention_bias_from_example_ids(features["input_mask"])
-        for row in self.layer_blocks:
-            for block in row:
-                x = block(x, attention_bias, training=training)
-        first_tokens = ops.take(ops.reshape(x, (-1, self.config.hidden_size)), features["example_positions"], axis=0)
+        first_tokens = ops.take(ops.reshape(x, (-1, hidden)), first_positions, axis=0)
+        if unpadded:
+            x = ops.reshape(ops.scatter(token_positions[:, None], x, (row_shape[0] * row_shape[1], hidden)),
+                            (row_shape[0], row_shape[1], hidden))
         return {"sequence_output": x, "pooled_output": self.pooler(first_tokens)}
 
     @property

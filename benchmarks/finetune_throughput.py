@@ -540,17 +540,17 @@ def main(argv=None) -> dict:
     for name, ts in times.items():
         shapes, tokens = info[name]["shapes"], info[name]["tokens"]
         computed = sum(r * n for r, n in shapes)
+        padding = round(padding_fraction(sum(tokens), computed), 3)
         results[name] = {
             "examples_per_s": round(args.examples / sum(ts), 3),
             "pass_s": round(sum(ts), 2),
             "median_step_s": round(statistics.median(ts), 4),
             "computed_tokens": computed,
             "real_tokens": sum(tokens),
-            "padding_fraction": round(padding_fraction(sum(tokens), computed), 3),
+            "padding_fraction": padding,
             # The positions the dense layers (projections, FFN: nearly all of a step's work) compute.
             "dense_tokens": sum(tokens) if info[name]["dense_on_real_tokens"] else computed,
-            "dense_padding_fraction": 0.0 if info[name]["dense_on_real_tokens"] else round(
-                padding_fraction(sum(tokens), computed), 3),
+            "dense_padding_fraction": 0.0 if info[name]["dense_on_real_tokens"] else padding,
             "mean_rows": round(statistics.mean(r for r, _ in shapes), 2),
             "mean_padded_length": round(statistics.mean(n for _, n in shapes), 1),
             "shapes_traced": setup[name]["shapes"],

@@ -25,7 +25,6 @@ used (``foreign_cpu_share_*``). Prints one JSON object; ``--smoke``: a 2-layer H
 from __future__ import annotations
 
 import argparse
-import csv
 import os
 import pathlib
 import statistics
@@ -43,13 +42,6 @@ if str(ROOT) not in sys.path:
 from benchmarks.common import ForeignLoad, emit, machine_info, shared_data_dir, versions  # noqa: E402
 
 VARIANTS = ("bucketed", "sorted_split", "real_tokens", "packed")
-
-
-def read_pairs(path: str) -> list[tuple[str, str]]:
-    """``(#1 String, #2 String)`` of every MRPC row (the header skipped)."""
-    with open(path, encoding="utf-8-sig", newline="") as f:
-        rows = [r for r in csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE) if len(r) >= 5][1:]
-    return [(r[3], r[4]) for r in rows]
 
 
 def one_example_per_row(features: dict[str, Any]) -> dict[str, Any]:
@@ -141,7 +133,10 @@ def main(argv: list[str] | None = None) -> dict:
     for path in (args.spm_model_file, args.mrpc_file):
         if not os.path.isfile(path):
             parser.error(f"{path}: no such file (set ALBERT_TF_SHARED_DATA or pass the flag)")
-    pairs = read_pairs(args.mrpc_file)
+    from albert_tf.data import glue
+
+    examples = glue.get_processor("mrpc").read_examples(args.mrpc_file, glue.DEV)  # the runners' own reader
+    pairs = [(e.text_a, e.text_b) for e in examples]
     if len(pairs) < args.batch * args.requests:
         parser.error(f"{args.mrpc_file}: {len(pairs)} pairs, fewer than --batch x --requests")
 

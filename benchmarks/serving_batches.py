@@ -10,8 +10,9 @@ preprocessed batch, each one ``tf.function`` over raw strings, as a signature is
   to the next bucket length (``trim_batch``), one example per row;
 * ``sorted_split``: the batch sorted by length and cut into ``--chunks`` (4) equal parts, each cut to its own
   longest (bucketed) and run on its own, the answers put back in request order;
-* ``real_tokens``: one example per row, but only the real tokens through the embeddings, projections and FFN
-  (``AlbertEncoder.call_packed`` on the batch as rows of one example each; attention per row);
+* ``real_tokens`` (what ``export_classifier(real_tokens=True)`` serves): one example per row, only the real tokens
+  through the embeddings, projections and FFN (``AlbertEncoder.call_packed`` on the batch as rows of one example
+  each, ``data.packing.one_example_per_row``; attention per row);
 * ``packed``: the examples packed first-fit into rows of 128 (``pack_batch``, as fine-tuning packs), the dense
   layers on the real tokens only (``call_packed``): attention over fewer, fuller rows.
 
@@ -44,24 +45,13 @@ from benchmarks.common import ForeignLoad, emit, machine_info, shared_data_dir, 
 VARIANTS = ("bucketed", "sorted_split", "real_tokens", "packed")
 
 
-def one_example_per_row(features: dict[str, Any]) -> dict[str, Any]:
-    """A padded batch [B, S] in ``call_packed``'s layout with one example per row: example number 1 on every real
-    token of its row (rows never attend to each other), positions 0..S-1, each [CLS] at ``row * S``."""
-    import tensorflow as tf
-
-    b, s = tf.shape(features["input_ids"])[0], tf.shape(features["input_ids"])[1]
-    return {"input_ids": features["input_ids"], "segment_ids": features["segment_ids"],
-            "input_mask": features["input_mask"], "position_ids": tf.tile(tf.range(s)[None, :], [b, 1]),
-            "example_positions": tf.range(b) * s}
-
-
 def build_variants(args: argparse.Namespace) -> tuple[dict[str, Any], Any]:
     import keras
     import tensorflow as tf
 
     from albert_tf.config import AlbertConfig
     from albert_tf.data.batching import DEFAULT_BUCKET_LENGTHS, bucket_boundaries, trim_batch
-    from albert_tf.data.packing import merge_slices, pack_batch
+    from albert_tf.data.packing import merge_slices, one_example_per_row, pack_batch
     from albert_tf.export.savedmodel import make_preprocessor, preprocess
     from albert_tf.tasks.glue.model import AlbertClassifier, classifier_logits
 

@@ -184,12 +184,22 @@ def test_export_refuses_non_empty_dir_and_label_mismatch(tmp_path):
     assert (tmp_path / "x" / "keep.txt").read_text() == "user file"
 
 
+def test_export_real_tokens_under_xla_is_an_option_error_before_any_work():
+    from albert_tf.tasks.glue.task import GlueOptions
+    from albert_tf.training.task import TaskError
+
+    assert GlueOptions(export_real_tokens=True).export_real_tokens
+    with pytest.raises(TaskError, match="XLA cannot compile.*drop --export_jit_compile or --export_real_tokens"):
+        GlueOptions(export_real_tokens=True, export_jit_compile=True)
+
+
 @pytest.mark.slow
 def test_export_savedmodel_cli_from_a_trainer_checkpoint(tmp_path):
     """export_savedmodel.py: a Trainer-layout checkpoint of an SST-2 model -> <export_dir>/<step> serving raw text."""
     import tensorflow as tf
 
     from albert_tf import checkpoints as checkpointing
+    from albert_tf.export import savedmodel
     from albert_tf.tasks.glue import GlueTask
 
     config_path = tmp_path / "tiny.json"
@@ -214,6 +224,7 @@ def test_export_savedmodel_cli_from_a_trainer_checkpoint(tmp_path):
             f"--checkpoint={tmp_path / 'run' / 'ckpt-7'}",
             f"--export_dir={tmp_path / 'serving'}",
             "--tflite",
+            "--export_real_tokens",
         ],
         capture_output=True,
         text=True,
@@ -223,6 +234,7 @@ def test_export_savedmodel_cli_from_a_trainer_checkpoint(tmp_path):
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     export = tmp_path / "serving" / "7"
+    assert savedmodel.load_export_info(str(export))["real_tokens"] is True  # the flag reached the export
     got = serve_in_fresh_process(
         tmp_path, [{"name": "t", "dir": str(export), "signature": "serving_default", "feeds": {"text_a": ["a b", ""]}}]
     )["t"]
@@ -333,6 +345,64 @@ def test_bucketed_export_cuts_each_text_request_to_its_bucket(tmp_path):
     mask = np.zeros((2, 200), np.int32)
     mask[0, :10] = 1
     assert lengths("bucketed", "serve_token_ids", input_ids=ids, input_mask=mask, segment_ids=0 * ids) == [200, 200]
+
+
+def _library_op_types(export_dir: str) -> set[str]:
+    """Op types of every function in a SavedModel's graph (the signatures' bodies live in the function library)."""
+    from tensorflow.core.protobuf import saved_model_pb2
+
+    proto = saved_model_pb2.SavedModel()
+    with open(os.path.join(export_dir, "saved_model.pb"), "rb") as f:
+        proto.ParseFromString(f.read())
+    return {node.op for f in proto.meta_graphs[0].graph_def.library.function for node in f.node_def}
+
+
+@pytest.mark.heavy
+def test_real_token_export_answers_like_the_bucketed_export(tmp_path):
+    """export_classifier(real_tokens=True): a batch of mixed lengths (the short examples padded to the long one's
+    bucket) through the raw-text and tf.Example signatures, loaded by the TF1 loader TF Serving uses, gives the
+    default export's answers; its graph scatters the real tokens into rows (``ScatterNd``), the default's does not; the
+    token-id signature is the default's (what --tflite converts); with jit_compile it is refused."""
+    import tensorflow as tf
+
+    from albert_tf.export import savedmodel
+    from albert_tf.tasks.glue import export as serving
+
+    _, model, pre = _tiny(2, 128)
+    a = ["The cat sat on the mat.", "Héllo WORLD, it's 1999,2000.", "", "The quick brown fox jumps " * 12]
+    b = ["A cat was sitting on a mat.", "", "Only the second segment has text.", "Short."]
+    feats = pre({"text_a": tf.constant(a), "text_b": tf.constant(b)})
+    ref = model(feats, training=False).numpy()
+    lengths = feats["input_mask"].numpy().sum(1)
+    assert lengths.max() > 2 * lengths.min()  # mixed: most of the short rows is padding
+    default, real = str(tmp_path / "default" / "1"), str(tmp_path / "real" / "1")
+    serving.export_classifier(model, default, labels=["0", "1"], text_pair=True, preprocessor=pre)
+    serving.export_classifier(model, real, labels=["0", "1"], text_pair=True, preprocessor=pre, real_tokens=True)
+    assert savedmodel.load_export_info(real)["real_tokens"] is True
+    assert savedmodel.load_export_info(default)["real_tokens"] is False
+    # the real tokens' Q, K and V are scattered back into rows for attention: an op the default graph has not
+    assert "ScatterNd" in _library_op_types(real) and "ScatterNd" not in _library_op_types(default)
+    records = [tf.train.Example(features=tf.train.Features(feature={
+        k: tf.train.Feature(int64_list=tf.train.Int64List(value=feats[k].numpy()[i].tolist()))
+        for k in ("input_ids", "input_mask", "segment_ids")})).SerializeToString().hex() for i in range(len(a))]
+    ids = {k: feats[k].numpy().tolist() for k in ("input_ids", "input_mask", "segment_ids")}
+    requests = []
+    for name, path in (("default", default), ("real", real)):
+        requests += [{"name": f"{name}_text", "dir": path, "signature": "serving_default",
+                      "feeds": {"text_a": a, "text_b": b}},
+                     {"name": f"{name}_ids", "dir": path, "signature": "serve_token_ids", "feeds": ids}]
+    got = serve_in_fresh_process(tmp_path, requests)
+    for name in ("default_text", "real_text", "default_ids", "real_ids"):
+        np.testing.assert_allclose(np.array(got[name]["logits"]), ref, atol=1e-5, err_msg=name)
+        assert got[name]["label"] == [str(i) for i in ref.argmax(1)]
+    assert ref.std(axis=0).max() > 1e-2  # the inputs give different answers
+    loaded = tf.saved_model.load(real).signatures["serve_tf_examples"]
+    out = loaded(serialized_example=tf.constant([bytes.fromhex(r) for r in records]))
+    np.testing.assert_allclose(out["logits"].numpy(), ref, atol=1e-5)
+    with pytest.raises(ValueError, match="XLA cannot compile"):
+        serving.export_classifier(model, str(tmp_path / "xla"), labels=["0", "1"], text_pair=True,
+                                  preprocessor=pre, real_tokens=True, jit_compile=True)
+    assert not (tmp_path / "xla").exists()
 
 
 @pytest.mark.heavy

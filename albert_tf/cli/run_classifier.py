@@ -43,6 +43,11 @@ def define_flags(fv: flags.FlagValues = FLAGS) -> None:
     flags.DEFINE_bool("export_jit_compile", False,
                       "With --export_dir: run the model's forward under XLA in every signature (same outputs; ~10% "
                       "lower CPU latency at batch 1; first request per shape compiles).", flag_values=fv)
+    flags.DEFINE_bool("export_real_tokens", False,
+                      "With --export_dir: the raw-text and tf.Example signatures send only each request's real tokens "
+                      "through the embeddings, projections and FFN (same outputs; the padding of a mixed-length "
+                      "batch costs no dense-layer work). Not with --export_jit_compile: XLA cannot compile a "
+                      "data-dependent token count.", flag_values=fv)
     flags.DEFINE_enum(
         "packing", "first_fit", list(PACKING_MODES),
         "Training batches as packed rows: several examples share a row of --max_seq_length tokens, each attending "

@@ -32,8 +32,8 @@ from typing import Any
 
 from albert_tf.data.batching import bucket_length
 
-__all__ = ["PACKING_MODES", "is_packed", "merge_slices", "pack_batch", "pack_dataset", "packed_rows",
-           "padding_fraction", "row_multiple"]
+__all__ = ["PACKING_MODES", "is_packed", "merge_slices", "one_example_per_row", "pack_batch", "pack_dataset",
+           "packed_rows", "padding_fraction", "row_multiple"]
 
 #: ``--packing`` values: ``first_fit`` packs training batches (first-fit decreasing), ``none``: one example a row.
 PACKING_MODES = ("first_fit", "none")
@@ -159,3 +159,15 @@ def packed_rows(lengths: Sequence[int], max_seq_length: int) -> list[int]:
 def padding_fraction(real_tokens: int, computed_tokens: int) -> float:
     """The share of ``computed_tokens`` (rows x row length summed over batches) that is padding, ``real_tokens`` not."""
     return 1.0 - real_tokens / computed_tokens if computed_tokens else 0.0
+
+
+def one_example_per_row(features: Mapping[str, Any]) -> dict[str, Any]:
+    """A padded batch [B, S] in the packed layout with one example per row, for ``call_packed``'s real-token path
+    without packing (serving: the answers stay in request order): example number 1 on every real token of its row
+    (rows never attend to each other), positions 0..S-1, each ``[CLS]`` at ``row * S``."""
+    import tensorflow as tf
+
+    b, s = tf.shape(features["input_ids"])[0], tf.shape(features["input_ids"])[1]
+    return {"input_ids": features["input_ids"], "segment_ids": features["segment_ids"],
+            "input_mask": tf.cast(features["input_mask"] > 0, features["input_ids"].dtype),
+            "position_ids": tf.tile(tf.range(s)[None, :], [b, 1]), "example_positions": tf.range(b) * s}

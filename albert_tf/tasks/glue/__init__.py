@@ -35,6 +35,12 @@ def _define_export_flags(fv: Any) -> None:
         flags.DEFINE_bool("export_jit_compile", False,
                           "Run the model's forward under XLA in every signature (same outputs; lower CPU latency at "
                           "batch 1; the first request of each shape compiles).", flag_values=fv)
+    if "export_real_tokens" not in fv:
+        flags.DEFINE_bool("export_real_tokens", False,
+                          "In the raw-text and tf.Example signatures send only each request's real tokens "
+                          "through the embeddings, projections and FFN (same outputs; the padding of a mixed-length "
+                          "batch costs no dense-layer work). Not with --export_jit_compile: XLA cannot compile a "
+                          "data-dependent token count.", flag_values=fv)
     if "bucket_lengths" not in fv:
         flags.DEFINE_string("bucket_lengths", DEFAULT_BUCKET_LENGTHS,
                             "In-graph length bucketing of the raw-text and tf.Example signatures: a request is cut "
@@ -50,7 +56,8 @@ def _export(fv: Any) -> str:
         fv.checkpoint, fv.export_dir, task_name=fv.task_name, albert_config_file=fv.albert_config_file,
         spm_model_file=fv.spm_model_file, max_seq_length=fv.max_seq_length, do_lower_case=fv.do_lower_case,
         sharing=fv.sharing, threshold_to_export=None if math.isnan(threshold) else threshold,
-        export_jit_compile=fv.export_jit_compile, bucket_lengths=fv.bucket_lengths,
+        export_jit_compile=fv.export_jit_compile, export_real_tokens=fv.export_real_tokens,
+        bucket_lengths=fv.bucket_lengths,
     )
 
 

@@ -19,6 +19,9 @@ Signatures (all batch-major; TF Serving's ``predict`` API):
   positions instead of ``max_seq_length``. Exact: padding columns are inert under the attention mask (same outputs
   to float rounding). ``serve_token_ids`` runs at the length the caller sends (it is what ``--tflite`` converts,
   with TFLite builtins only, at one fixed length).
+* Real-token dense layers (``real_tokens``, ``--export_real_tokens``; off by default): the raw-text and tf.Example
+  signatures send only the real tokens of a request through the embeddings, projections and FFN, so the padding
+  that bucketing leaves in a mixed-length batch costs nothing there (fine-tuning's ``call_packed``; same outputs).
 * ``serve_tf_examples``: the official ``run_classifier.py --export_dir`` receiver: ``serialized_example``
   [B] strings of ``tf.train.Example`` with int64 ``input_ids``/``input_mask``/``segment_ids``
   [max_seq_length] (the records ``albert_tf.data.glue`` writes), same outputs.
@@ -35,6 +38,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from albert_tf.data.batching import DEFAULT_BUCKET_LENGTHS, bucket_boundaries, trim_batch
+from albert_tf.data.packing import one_example_per_row
 from albert_tf.export.savedmodel import (
     EXAMPLES_SIGNATURE,
     IDS_SIGNATURE,
@@ -49,14 +53,10 @@ from albert_tf.export.savedmodel import (
 MODEL_INPUTS = ("input_ids", "input_mask", "segment_ids")
 
 
-def _classifier_outputs(
-    model: Any, features: Mapping[str, Any], labels: Sequence[str] | None, threshold: float | None = None
-) -> dict[str, Any]:
+def _classifier_outputs(logits: Any, labels: Sequence[str] | None, threshold: float | None = None) -> dict[str, Any]:
     import tensorflow as tf
 
-    from albert_tf.tasks.glue.model import classifier_logits
-
-    logits = tf.cast(classifier_logits(model(dict(features), training=False)), tf.float32)
+    logits = tf.cast(logits, tf.float32)
     if labels is None:
         out = {"score": tf.squeeze(logits, axis=-1), "logits": logits}
     else:
@@ -83,6 +83,7 @@ def export_classifier(
     threshold: float | None = None,
     jit_compile: bool = False,
     bucket_lengths: str | Sequence[int] | None = DEFAULT_BUCKET_LENGTHS,
+    real_tokens: bool = False,
 ) -> str:
     """Write ``model`` (an ``AlbertClassifier``) as a SavedModel with raw-text, token-id and tf.Example signatures.
 
@@ -104,9 +105,15 @@ def export_classifier(
       bucket_lengths: the bucket lengths of the in-graph length bucketing (``--bucket_lengths`` syntax; ``None``
         or ``"none"``: every request padded to ``max_seq_length``, as the official export). With ``jit_compile``
         each bucket length compiles once.
+      real_tokens: in the raw-text and tf.Example signatures, send only each request's real tokens through the
+        embeddings, projections and FFN (``AlbertClassifier.packed_logits`` on one example per row; attention stays
+        per row), so the padding a mixed-length batch keeps after bucketing costs no dense-layer work. Same outputs
+        to float rounding. The token count depends on the data, which XLA cannot compile: not with ``jit_compile``.
     """
     import keras
     import tensorflow as tf
+
+    from albert_tf.tasks.glue.model import classifier_logits
 
     num_labels = int(getattr(model, "num_labels", 0) or 0)
     if labels is None and num_labels not in (0, 1):
@@ -117,12 +124,14 @@ def export_classifier(
         if spm_model_file is None or max_seq_length is None:
             raise ValueError("give a preprocessor or spm_model_file and max_seq_length for the raw-text signature")
         preprocessor = make_preprocessor(spm_model_file, max_seq_length, do_lower_case)
+    if real_tokens and jit_compile:
+        raise ValueError("real_tokens=True runs a data-dependent number of tokens, which XLA cannot compile: "
+                         "drop jit_compile or real_tokens")
+    if real_tokens and not hasattr(model, "packed_logits"):
+        raise ValueError(f"real_tokens=True needs an AlbertClassifier (packed_logits); got {type(model).__name__}")
     refuse_non_empty(export_dir)
     seq = int(preprocessor.max_seq_length)
     boundaries = bucket_boundaries(bucket_lengths, seq)
-
-    def trimmed(features: Mapping[str, Any]) -> Mapping[str, Any]:
-        return features if boundaries is None else trim_batch(features, boundaries)
 
     labels = None if labels is None else [str(x) for x in labels]
     archive = keras.export.ExportArchive()
@@ -130,18 +139,24 @@ def export_classifier(
     archive.track(preprocessor)
     forward = tf.function(model, jit_compile=True) if jit_compile else model
 
+    def answers(features: Mapping[str, Any]) -> dict[str, Any]:  # the raw-text and tf.Example signatures
+        features = features if boundaries is None else trim_batch(features, boundaries)
+        if real_tokens:
+            return _classifier_outputs(model.packed_logits(one_example_per_row(features)), labels, threshold)
+        return _classifier_outputs(classifier_logits(forward(dict(features), training=False)), labels, threshold)
+
     string = tf.TensorSpec([None], tf.string)
     if text_pair:
 
         @tf.function(input_signature=[string, string])
         def serve_text(text_a, text_b):
-            return _classifier_outputs(forward, trimmed(preprocess(preprocessor, text_a, text_b)), labels, threshold)
+            return answers(preprocess(preprocessor, text_a, text_b))
 
     else:
 
         @tf.function(input_signature=[string])
         def serve_text(text_a):
-            return _classifier_outputs(forward, trimmed(preprocess(preprocessor, text_a, None)), labels, threshold)
+            return answers(preprocess(preprocessor, text_a, None))
 
     ids = tf.TensorSpec([None, None], tf.int32)
 
@@ -149,7 +164,8 @@ def export_classifier(
     def serve_ids(input_ids, input_mask, segment_ids):
         feats = {"input_ids": input_ids, "input_mask": input_mask, "segment_ids": segment_ids}
         feats = checked_token_ids(feats, MODEL_INPUTS, getattr(model, "config", None), "[batch, seq]")
-        return _classifier_outputs(forward, feats, labels, threshold)  # the caller's own length (TFLite converts it)
+        logits = classifier_logits(forward(feats, training=False))  # the caller's own length (TFLite converts it)
+        return _classifier_outputs(logits, labels, threshold)
 
     example_spec = {k: tf.io.FixedLenFeature([seq], tf.int64) for k in ("input_ids", "input_mask", "segment_ids")}
 
@@ -158,7 +174,7 @@ def export_classifier(
         parsed = tf.io.parse_example(serialized_example, example_spec)
         feats = {k: tf.cast(v, tf.int32) for k, v in parsed.items()}
         feats = checked_token_ids(feats, MODEL_INPUTS, getattr(model, "config", None), f"[batch, {seq}]")
-        return _classifier_outputs(forward, trimmed(feats), labels, threshold)
+        return answers(feats)
 
     archive.add_endpoint(TEXT_SIGNATURE, serve_text)
     archive.add_endpoint(IDS_SIGNATURE, serve_ids)
@@ -174,6 +190,7 @@ def export_classifier(
         "threshold": threshold,
         "jit_compile": bool(jit_compile),
         "bucket_lengths": None if boundaries is None else list(boundaries),
+        "real_tokens": bool(real_tokens),
         "labels": labels,
         "regression": labels is None,
         "outputs": ["score", "logits"] if labels is None else ["probabilities", "label", "label_id", "logits"],

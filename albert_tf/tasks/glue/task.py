@@ -66,6 +66,8 @@ class GlueOptions(FineTuningOptions):
     classifier_dropout: float = 0.1
     threshold_to_export: float | None = None
     export_jit_compile: bool = False
+    #: The export's raw-text and tf.Example signatures run the dense layers on real tokens only.
+    export_real_tokens: bool = False
     #: Training batches as packed rows (``albert_tf.data.packing``); ``none``: one example per row.
     packing: str = "first_fit"
 
@@ -73,6 +75,9 @@ class GlueOptions(FineTuningOptions):
         super().__post_init__()
         if self.packing not in PACKING_MODES:
             raise TaskError(f"--packing={self.packing!r}: expected one of {', '.join(PACKING_MODES)}")
+        if self.export_real_tokens and self.export_jit_compile:
+            raise TaskError("--export_real_tokens runs a data-dependent number of tokens, which XLA cannot compile: "
+                            "drop --export_jit_compile or --export_real_tokens")
 
 
 def make_config(**options: Any) -> ExperimentConfig:
@@ -302,6 +307,7 @@ class GlueTask(FineTuningTask):
             preprocessor=AlbertPreprocessor.from_tokenizer(self.tokenizer, self.max_seq_length),
             threshold=self.options.threshold_to_export,
             jit_compile=self.options.export_jit_compile,
+            real_tokens=self.options.export_real_tokens,
             bucket_lengths=self.options.bucket_lengths,
             metadata=export_metadata(self.processor.name, self.max_seq_length, self.tokenizer, source, step),
         )

@@ -249,14 +249,20 @@ def canonical_path(path: str) -> str:
     return f"{scheme.lower()}://{posixpath.normpath(rest) if rest else ''}"
 
 
+def temporary_name(path: str) -> str:
+    """The sibling ``<path>.tmp-<pid>`` an output is written under before it is renamed over ``path``: per process,
+    so two processes writing one output (the workers of a multi-worker run) never share it."""
+    return f"{path}.tmp-{os.getpid()}"
+
+
 def write_bytes_atomic(path: str, data: bytes) -> None:
     """Write ``data`` to a temporary name, then rename it over ``path``.
 
-    A killed run leaves the old file or none, never a half-written one. The temporary name carries the pid, so two
-    processes writing the same file (the workers of one multi-worker run) never share it. Ctrl-C or SIGTERM while
+    A killed run leaves the old file or none, never a half-written one. The temporary name is
+    :func:`temporary_name`. Ctrl-C or SIGTERM while
     it writes is held until the rename is done (:func:`albert_tf.interrupts.deferred`): no temporary file is left.
     """
-    tmp = f"{path}.tmp-{os.getpid()}"
+    tmp = temporary_name(path)
     with interrupts.deferred():
         with open_file(tmp, "wb") as f:
             f.write(data)

@@ -170,6 +170,7 @@ def run_albert_tf(args, settings: dict, hf_dir: str, config_file: str, seed: int
     import shutil
 
     out = os.path.join(workdir, f"albert_tf_seed{seed}")
+    save_every = args.dev_curve_every or settings["steps"]  # every save is scored on the dev set
     shutil.rmtree(out, ignore_errors=True)
     common = dict(
         albert_config_file=config_file, spm_model_file=os.path.join(args.shared_data, "spm", "30k-clean.model"),
@@ -177,10 +178,10 @@ def run_albert_tf(args, settings: dict, hf_dir: str, config_file: str, seed: int
         do_train=True, max_seq_length=settings["max_seq_length"], optimizer="adamw",
         learning_rate=settings["learning_rate"], num_train_steps=settings["steps"],
         num_warmup_steps=settings["warmup_steps"], train_batch_size=settings["train_batch_size"],
-        save_checkpoints_steps=args.dev_curve_every or settings["steps"],
-        steps_per_loop=min(100, args.dev_curve_every or settings["steps"]), seed=seed,
+        save_checkpoints_steps=save_every, steps_per_loop=min(100, save_every), seed=seed,
     )
     start = time.time()
+    run = {"seed": seed}
     if args.task == "squad_v1":
         from albert_tf.evaluation.squad_metrics import evaluate_v1
         from albert_tf.tasks import squad
@@ -208,10 +209,9 @@ def run_albert_tf(args, settings: dict, hf_dir: str, config_file: str, seed: int
         last = next(h for h in history if h["global_step"] == settings["steps"])
         metrics = {k: float(v) for k, v in last.items() if k in METRIC_KEYS}
         if args.dev_curve_every:
-            curve = [{"step": h["global_step"], **{k: float(v) for k, v in h.items() if k in METRIC_KEYS},
-                      "eval_loss": float(h["eval_loss"])} for h in history]
-            return {"seed": seed, "metrics": metrics, "dev_curve": curve, "seconds": round(time.time() - start, 1)}
-    return {"seed": seed, "metrics": metrics, "seconds": round(time.time() - start, 1)}
+            run["dev_curve"] = [{"step": h["global_step"], **{k: float(v) for k, v in h.items() if k in METRIC_KEYS},
+                                 "eval_loss": float(h["eval_loss"])} for h in history]
+    return {**run, "metrics": metrics, "seconds": round(time.time() - start, 1)}
 
 
 METRIC_KEYS = ("accuracy", "f1", "mcc", "pearson", "spearman")

@@ -107,15 +107,19 @@ def test_export_answers_raw_text_like_keras_in_tf1_session(tmp_path):
     assert text["threshold"] == got["examples"]["threshold"] == 0.25
 
 
-def _xla_functions(export_dir: str) -> list[str]:
-    """Names of the functions in a SavedModel's graph that are marked for XLA compilation."""
+def _function_library(export_dir: str) -> list:
+    """The functions of a SavedModel's graph (the signatures' bodies live there)."""
     from tensorflow.core.protobuf import saved_model_pb2
 
     proto = saved_model_pb2.SavedModel()
     with open(os.path.join(export_dir, "saved_model.pb"), "rb") as f:
         proto.ParseFromString(f.read())
-    library = proto.meta_graphs[0].graph_def.library
-    return [f.signature.name for f in library.function if f.attr["_XlaMustCompile"].b]
+    return list(proto.meta_graphs[0].graph_def.library.function)
+
+
+def _xla_functions(export_dir: str) -> list[str]:
+    """Names of the functions in a SavedModel's graph that are marked for XLA compilation."""
+    return [f.signature.name for f in _function_library(export_dir) if f.attr["_XlaMustCompile"].b]
 
 
 @pytest.mark.heavy
@@ -348,13 +352,8 @@ def test_bucketed_export_cuts_each_text_request_to_its_bucket(tmp_path):
 
 
 def _library_op_types(export_dir: str) -> set[str]:
-    """Op types of every function in a SavedModel's graph (the signatures' bodies live in the function library)."""
-    from tensorflow.core.protobuf import saved_model_pb2
-
-    proto = saved_model_pb2.SavedModel()
-    with open(os.path.join(export_dir, "saved_model.pb"), "rb") as f:
-        proto.ParseFromString(f.read())
-    return {node.op for f in proto.meta_graphs[0].graph_def.library.function for node in f.node_def}
+    """Op types of every function in a SavedModel's graph."""
+    return {node.op for f in _function_library(export_dir) for node in f.node_def}
 
 
 @pytest.mark.heavy
@@ -384,7 +383,7 @@ def test_real_token_export_answers_like_the_bucketed_export(tmp_path):
     assert "ScatterNd" in _library_op_types(real) and "ScatterNd" not in _library_op_types(default)
     records = [tf.train.Example(features=tf.train.Features(feature={
         k: tf.train.Feature(int64_list=tf.train.Int64List(value=feats[k].numpy()[i].tolist()))
-        for k in ("input_ids", "input_mask", "segment_ids")})).SerializeToString().hex() for i in range(len(a))]
+        for k in ("input_ids", "input_mask", "segment_ids")})).SerializeToString() for i in range(len(a))]
     ids = {k: feats[k].numpy().tolist() for k in ("input_ids", "input_mask", "segment_ids")}
     requests = []
     for name, path in (("default", default), ("real", real)):
@@ -397,7 +396,7 @@ def test_real_token_export_answers_like_the_bucketed_export(tmp_path):
         assert got[name]["label"] == [str(i) for i in ref.argmax(1)]
     assert ref.std(axis=0).max() > 1e-2  # the inputs give different answers
     loaded = tf.saved_model.load(real).signatures["serve_tf_examples"]
-    out = loaded(serialized_example=tf.constant([bytes.fromhex(r) for r in records]))
+    out = loaded(serialized_example=tf.constant(records))
     np.testing.assert_allclose(out["logits"].numpy(), ref, atol=1e-5)
     with pytest.raises(ValueError, match="XLA cannot compile"):
         serving.export_classifier(model, str(tmp_path / "xla"), labels=["0", "1"], text_pair=True,

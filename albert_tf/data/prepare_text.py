@@ -12,7 +12,6 @@ output may be local or on any TensorFlow filesystem (``gs://``): every file goes
 
 from __future__ import annotations
 
-import os
 import re
 import sys
 from collections.abc import Iterable, Sequence
@@ -82,7 +81,7 @@ def prepare_files(input_files: Sequence[str], output_file: str, encodings: Seque
     """
     counts = {"files": 0, "documents": 0, "skipped_documents": 0, "paragraphs": 0, "sentences": 0, "encodings": {}}
     _fs.makedirs_for(output_file)
-    tmp = f"{output_file}.tmp-{os.getpid()}"  # renamed over output_file when complete
+    tmp = _fs.temporary_name(output_file)  # renamed over output_file when complete
     try:
         with _fs.open_file(tmp, "w") as out:
             first = True

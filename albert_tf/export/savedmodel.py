@@ -79,7 +79,7 @@ def write_savedmodel_atomic(export_dir: str, write: Callable[[str], Any], info: 
     """
     export_dir = export_dir.rstrip("/") or export_dir
     refuse_non_empty(export_dir)
-    tmp = f"{export_dir}.tmp-{os.getpid()}"
+    tmp = _fs.temporary_name(export_dir)
     _fs.rmtree(tmp)
     try:
         write(tmp)

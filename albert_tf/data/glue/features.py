@@ -166,7 +166,7 @@ def write_features(
     """Convert ``examples`` and write them as tf.train.Example records (atomically); returns the count."""
     import tensorflow as tf
 
-    tmp = f"{path}.tmp-{os.getpid()}"  # per process, as files.write_bytes_atomic: two writers never share one
+    tmp = _fs.temporary_name(path)
     with tf.io.TFRecordWriter(tmp) as writer:
         for ex in examples:
             writer.write(_serialize(convert_example(ex, processor, max_seq_length, tokenizer), processor.is_regression))

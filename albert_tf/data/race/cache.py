@@ -72,7 +72,7 @@ def write_features(path: str, features: Iterable[RaceFeature]) -> dict[str, int]
     import tensorflow as tf
 
     report = dict.fromkeys(("questions", "unlabelled", "articles_cut", "choices_article_cut", "choices_qa_cut"), 0)
-    tmp = f"{path}.tmp-{os.getpid()}"
+    tmp = _fs.temporary_name(path)
     with tf.io.TFRecordWriter(tmp) as writer:
         for feature in features:
             writer.write(_record(feature))

@@ -78,7 +78,7 @@ def write_features(path: str, features: Sequence[SquadFeature], is_training: boo
     """Write ``features`` as ``tf.train.Example`` records to ``path`` (temporary name, then rename)."""
     import tensorflow as tf
 
-    tmp = f"{path}.tmp-{os.getpid()}"
+    tmp = _fs.temporary_name(path)
     with tf.io.TFRecordWriter(tmp) as writer:
         for feature in features:
             writer.write(_record(feature, is_training))

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from conftest import ROOT, shared_path
 
+from albert_tf.checkpoints import CheckpointInitError
 from albert_tf.config import AlbertConfig
 from albert_tf.data import glue
 from albert_tf.tasks import glue as glue_task
@@ -341,3 +342,10 @@ def test_mnli_model_serves_mismatched_dev_and_ax(tmp_path, tiny_config):
                 data_dir=str(samples / "rte"), task_name="RTE", do_train=True, **{**base, "max_seq_length": 16}
             )
         )
+    # RTE from the MNLI model (the paper's MNLI-first recipe): its three-label head is refused, with the way out.
+    rte = dict(base, output_dir=str(tmp_path / "rte"), init_checkpoint=os.path.join(out, "best", "ckpt-best"))
+    with pytest.raises(CheckpointInitError, match="task head does not fit.*--init_encoder_only"):
+        glue_task.run(glue_task.make_config(data_dir=str(samples / "rte"), task_name="RTE", do_train=True, **rte))
+    summary = glue_task.run(glue_task.make_config(data_dir=str(samples / "rte"), task_name="RTE", do_train=True,
+                                                  init_encoder_only=True, **rte))
+    assert summary["global_step"] == 2

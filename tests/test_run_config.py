@@ -21,12 +21,13 @@ def test_run_classifier_flags_map_onto_one_field_each():
 
     fv = _parsed(define_flags, ["--max_seq_length=128", "--train_step=7", "--warmup_step=2", "--use_tpu",
                                 "--tpu_name=grpc://1.2.3.4:8470", "--init_checkpoint=pretrained/ck",
-                                "--init_from_group0"])
+                                "--init_from_group0", "--init_encoder_only"])
     config = config_from_flags(fv)
     assert config.task.max_seq_length == 128
     assert (config.trainer.num_train_steps, config.trainer.num_warmup_steps) == (7, 2)
     assert (config.trainer.strategy, config.trainer.tpu) == ("tpu", "grpc://1.2.3.4:8470")
     assert (config.run.init_checkpoint, config.run.init_from_group0) == ("pretrained/ck", True)
+    assert config.run.init_encoder_only
     assert config.trainer.optimizer == "adamw" and config.trainer.keep_checkpoint_max == 0  # official defaults
 
 

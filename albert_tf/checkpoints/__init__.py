@@ -99,7 +99,7 @@ def restore_pretrained(
 
 def init_from_checkpoint(
     model: Any, path: str, *, init_from_group0: bool = False, allow_shape_mismatch: bool = False,
-    flag: str = "init_checkpoint",
+    encoder_only: bool = False, flag: str = "init_checkpoint",
 ) -> LoadReport:
     """``--init_checkpoint``: load the weights found at ``path`` into ``model``, print the report, fail loudly.
 
@@ -107,12 +107,16 @@ def init_from_checkpoint(
     is matched by Keras variable path (report in Keras paths); every other layout (official TF1,
     Hugging Face, ``.keras``, TF2 object checkpoints) by official name through
     :func:`restore_pretrained`. ``init_from_group0`` (official ``run_pretraining.py --init_from_group0``)
-    initialises every group of a G > 1 model from the checkpoint's group 0. Raises
+    initialises every group of a G > 1 model from the checkpoint's group 0. ``encoder_only`` loads
+    ``model.encoder`` alone and leaves every other variable (the task or pretraining heads) at its initial value,
+    whatever the checkpoint holds for it: fine-tuning from another task's fine-tuned model (the paper's MNLI-first
+    recipe for RTE, MRPC and STS-B, section 4.9, after RoBERTa) or for another label count. Raises
     :class:`CheckpointInitError` when the checkpoint is missing, shapes differ, or nothing matched; its message
     names ``flag`` (the option the path came from).
     """
     from absl import logging
 
+    initial_head = _head_values(model, flag) if encoder_only else None
     try:
         input_format, opened = detect(path)
         if init_from_group0:
@@ -132,11 +136,24 @@ def init_from_checkpoint(
         raise
     except CheckpointError as e:
         raise CheckpointInitError(f"{flag}: {e}") from None
+    if initial_head is not None:
+        for variable, value in initial_head:
+            variable.assign(value)
+        report.keep_encoder_only()
     logging.info("%s %s", flag, report.summary())
     if report.encoder_prefixes:
         logging.info("%s %s", flag, report.encoder_summary())
     _check_init(report, report.source or path, allow_shape_mismatch, flag)
     return report
+
+
+def _head_values(model: Any, flag: str) -> list[tuple[Any, Any]]:
+    """``(variable, initial value)`` for every variable of ``model`` outside ``model.encoder``, before a load."""
+    encoder = getattr(model, "encoder", None)
+    if encoder is None:
+        raise CheckpointInitError(f"{flag}: encoder only needs a model with an encoder, not {type(model).__name__}")
+    in_encoder = {id(v) for v in encoder.variables}
+    return [(v, v.numpy()) for v in model.variables if id(v) not in in_encoder]
 
 
 def _check_init(report: LoadReport, path: str, allow_shape_mismatch: bool, flag: str) -> None:
@@ -145,7 +162,8 @@ def _check_init(report: LoadReport, path: str, allow_shape_mismatch: bool, flag:
         if not any(n.startswith(report.encoder_prefixes) for n, _, _ in report.shape_mismatches):
             raise CheckpointInitError(  # the encoder fits: the task head is another task's or another label count
                 f"{flag} {path}: its task head does not fit this model ({name}: checkpoint {list(stored)} vs model "
-                f"{list(wanted)}): was it fine-tuned for another task (--task_name) or number of labels?"
+                f"{list(wanted)}): was it fine-tuned for another task (--task_name) or number of labels? "
+                "(--init_encoder_only takes its encoder alone)"
             )
         raise CheckpointInitError(
             f"{flag} {path} does not fit this model ({len(report.shape_mismatches)} shape mismatches, e.g. "

@@ -40,8 +40,10 @@ class LoadReport:
     encoder). ``shape_mismatches``: ``(name, source shape, model shape)``, both in the official
     layout, not assigned.
     ``ignored``: optimizer slots, ``global_step``, buffers and tied aliases, skipped on
-    purpose. ``encoder_prefixes``: how the encoder's names begin (``bert/`` in official names; the
-    encoder's top-level Keras paths when a loader reports in Keras paths), for :meth:`encoder_summary`.
+    purpose. ``head_skipped``: names the source holds for the model's heads, left at their initial values on
+    request (:meth:`keep_encoder_only`). ``encoder_prefixes``: how the encoder's names begin (``bert/`` in
+    official names; the encoder's top-level Keras paths when a loader reports in Keras paths), for
+    :meth:`encoder_summary`.
     """
 
     source: str = ""
@@ -50,7 +52,20 @@ class LoadReport:
     unused: list[str] = dataclasses.field(default_factory=list)
     shape_mismatches: list[tuple[str, tuple[int, ...], tuple[int, ...]]] = dataclasses.field(default_factory=list)
     ignored: list[str] = dataclasses.field(default_factory=list)
+    head_skipped: list[str] = dataclasses.field(default_factory=list)
     encoder_prefixes: tuple[str, ...] = ("bert/",)
+
+    def keep_encoder_only(self) -> None:
+        """Record that every head name the source held (loaded or mis-shaped) was put back to its initial value:
+        they move to ``head_skipped``, so that the report says what the model was really given."""
+        def is_head(name: str) -> bool:
+            return not name.startswith(self.encoder_prefixes)
+
+        self.head_skipped = sorted(
+            [n for n in self.loaded if is_head(n)] + [n for n, _, _ in self.shape_mismatches if is_head(n)]
+        )
+        self.loaded = [n for n in self.loaded if not is_head(n)]
+        self.shape_mismatches = [m for m in self.shape_mismatches if not is_head(m[0])]
 
     @property
     def complete(self) -> bool:
@@ -87,6 +102,7 @@ class LoadReport:
         head = (
             f"checkpoint {self.source or '<arrays>'}: loaded {len(self.loaded)}, missing {len(self.missing)}, "
             f"unused {len(self.unused)}, shape mismatches {len(self.shape_mismatches)}, ignored {len(self.ignored)}"
+            + (f", head skipped {len(self.head_skipped)}" if self.head_skipped else "")
         )
         lines = [head]
         if not verbose:
@@ -101,6 +117,7 @@ class LoadReport:
                 lines.append(f"    ... and {len(items) - limit} more")
 
         block("missing (kept their initial values)", self.missing)
+        block("head skipped (in the checkpoint, kept their initial values: encoder only)", self.head_skipped)
         block("unused (in the checkpoint, not in the model)", self.unused)
         block(
             "shape mismatches (not loaded)",

@@ -142,7 +142,7 @@ def define_optimizer_flags(
 
 
 def define_run_flags(fv: flags.FlagValues = FLAGS, *, do_train: bool = False) -> None:
-    """--output_dir, --do_train/--do_eval/--do_predict, --init_checkpoint, --init_from_group0."""
+    """--output_dir, --do_train/--do_eval/--do_predict, --init_checkpoint, --init_from_group0, --init_encoder_only."""
     if "output_dir" in fv:
         return
     flags.DEFINE_string("output_dir", None,
@@ -166,6 +166,11 @@ def define_run_flags(fv: flags.FlagValues = FLAGS, *, do_train: bool = False) ->
     flags.DEFINE_bool("init_from_group0", False,
                       "Official flag: initialise every group of a num_hidden_groups > 1 model from group 0 of "
                       "--init_checkpoint (official run_pretraining.py).", flag_values=fv)
+    flags.DEFINE_bool("init_encoder_only", False,
+                      "Initialise only the encoder from --init_checkpoint; the task head (or the pretraining heads) "
+                      "keeps its fresh initial values even where the checkpoint has one. For starting from another "
+                      "task's fine-tuned model (the paper's MNLI-first recipe for RTE, MRPC and STS-B) or another "
+                      "number of labels; the load report lists the head variables it skipped.", flag_values=fv)
 
 
 def define_hub_module_flag(fv: flags.FlagValues = FLAGS) -> None:

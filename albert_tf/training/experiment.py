@@ -203,9 +203,14 @@ def run_experiment(
     config: ExperimentConfig,
     *,
     on_evaluation: Callable[[int, dict], None] | None = None,
+    on_checkpoint: Callable[[int], None] | None = None,
     log: Callable[[str], None] | None = print,
 ) -> dict[str, Any]:
-    """Run ``task`` as ``config`` says; returns a summary (also written to ``run_summary.json``)."""
+    """Run ``task`` as ``config`` says; returns a summary (also written to ``run_summary.json``).
+
+    ``on_evaluation(step, metrics)`` runs after each evaluation (before that step's checkpoint is written),
+    ``on_checkpoint(step)`` after each training checkpoint is written: the place to stop a run early.
+    """
     options, run = config.trainer, config.run
     validate_options(options, run)
     refuse_writing_among_inputs(task, run)
@@ -216,22 +221,22 @@ def run_experiment(
     if lock is not None:
         lock.acquire()
     try:
-        return _run(task, config, results_dir, on_evaluation, log)
+        return _run(task, config, results_dir, on_evaluation, on_checkpoint, log)
     finally:
         if lock is not None:
             lock.release()
 
 
-def _run(task: Task, config: ExperimentConfig, results_dir: str, on_evaluation, log) -> dict[str, Any]:
+def _run(task: Task, config: ExperimentConfig, results_dir: str, on_evaluation, on_checkpoint, log) -> dict[str, Any]:
     trainer = make_trainer(task, config.trainer, config.run.output_dir, log=log)
     try:
-        return _run_with(trainer, task, config, results_dir, on_evaluation, log)
+        return _run_with(trainer, task, config, results_dir, on_evaluation, on_checkpoint, log)
     finally:  # also on Ctrl-C: the event files end whole
         trainer.close()
 
 
 def _run_with(trainer: Trainer, task: Task, config: ExperimentConfig, results_dir: str, on_evaluation,
-              log) -> dict[str, Any]:
+              on_checkpoint, log) -> dict[str, Any]:
     options, run = config.trainer, config.run
     albert_config = getattr(task, "albert_config", None)
     if run.do_train and trainer.chief and albert_config is not None:
@@ -254,7 +259,7 @@ def _run_with(trainer: Trainer, task: Task, config: ExperimentConfig, results_di
         if not run.init_checkpoint and not resuming:
             task.warn_without_init_checkpoint()
         if evaluator is not None and run.eval_at_start and not resuming:
-            trainer.restore_or_init(run.init_checkpoint, run.init_from_group0)
+            trainer.restore_or_init(run.init_checkpoint, run.init_from_group0, run.init_encoder_only)
             evaluate(0)
 
         def on_loop_end(step: int, logs: dict) -> None:
@@ -263,7 +268,8 @@ def _run_with(trainer: Trainer, task: Task, config: ExperimentConfig, results_di
             if evaluator is not None and saving and step not in evaluator.evaluated_steps:
                 evaluate(step)
 
-        trainer.train(run.init_checkpoint, on_loop_end=on_loop_end, init_from_group0=run.init_from_group0)
+        trainer.train(run.init_checkpoint, on_loop_end=on_loop_end, on_checkpoint=on_checkpoint,
+                      init_from_group0=run.init_from_group0, init_encoder_only=run.init_encoder_only)
         summary["global_step"] = int(trainer.global_step.numpy())
     if evaluator is not None:
         for step, prefix in list_run_checkpoints(run.output_dir):
@@ -274,7 +280,7 @@ def _run_with(trainer: Trainer, task: Task, config: ExperimentConfig, results_di
         if not evaluator.history:
             if not run.init_checkpoint:
                 raise RunError(f"--do_eval: no checkpoint (ckpt-N) in {run.output_dir} to evaluate; train first")
-            trainer.restore_or_init(run.init_checkpoint, run.init_from_group0)
+            trainer.restore_or_init(run.init_checkpoint, run.init_from_group0, run.init_encoder_only)
             evaluate(0)
         summary["eval"] = evaluator.history
         summary["best"] = evaluator.best

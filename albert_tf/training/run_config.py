@@ -65,6 +65,7 @@ class RunOptions:
     do_predict: bool = False
     init_checkpoint: str | None = None
     init_from_group0: bool = False
+    init_encoder_only: bool = False  # load the encoder alone from init_checkpoint; heads keep their initial values
     predict_checkpoint: str | None = None
     export_dir: str | None = None
     eval_at_start: bool = False  # evaluate the initial model (step 0) before training

@@ -253,11 +253,14 @@ class Trainer:
     def latest_checkpoint(self) -> str | None:
         return tf.train.latest_checkpoint(self.config.model_dir)
 
-    def restore_or_init(self, init_checkpoint: str | None = None, init_from_group0: bool = False) -> str:
+    def restore_or_init(
+        self, init_checkpoint: str | None = None, init_from_group0: bool = False, init_encoder_only: bool = False
+    ) -> str:
         """Resume from ``model_dir`` if it has a checkpoint, else initialise from ``init_checkpoint``.
 
         ``init_from_group0``: every group of the model from the checkpoint's group 0 (official ``run_pretraining.py
-        --init_from_group0``). Returns "resumed", "initialised" or "fresh".
+        --init_from_group0``). ``init_encoder_only``: the encoder alone, the heads keep their initial values
+        (:func:`init_from_checkpoint`'s ``encoder_only``). Returns "resumed", "initialised" or "fresh".
         """
         latest = self.latest_checkpoint()
         if latest:
@@ -269,7 +272,9 @@ class Trainer:
             logging.info("resumed from %s at global step %d", latest, int(self.global_step.numpy()))
             return "resumed"
         if init_checkpoint:
-            self.init_report = init_from_checkpoint(self.model, init_checkpoint, init_from_group0=init_from_group0)
+            self.init_report = init_from_checkpoint(
+                self.model, init_checkpoint, init_from_group0=init_from_group0, encoder_only=init_encoder_only
+            )
             return "initialised"
         return "fresh"
 
@@ -290,6 +295,7 @@ class Trainer:
         on_loop_end: Callable[[int, dict], None] | None = None,
         on_checkpoint: Callable[[int], None] | None = None,
         init_from_group0: bool = False,
+        init_encoder_only: bool = False,
     ) -> dict:
         """Train to ``num_train_steps`` (resuming if possible); returns the last loop's mean logs.
 
@@ -306,7 +312,7 @@ class Trainer:
         self._manager = tf.train.CheckpointManager(
             self._checkpoint(with_iterator=True), self._manager_dir(), max_to_keep=cfg.keep_checkpoint_max or None
         )
-        if self.restore_or_init(init_checkpoint, init_from_group0) == "resumed":
+        if self.restore_or_init(init_checkpoint, init_from_group0, init_encoder_only) == "resumed":
             self._check_resumable(self.latest_checkpoint())
         if self._train_loop_fn is None:
             self._train_loop_fn = self._make_train_loop()

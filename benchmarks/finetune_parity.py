@@ -25,6 +25,8 @@ the difference in standard errors of the difference.
     python benchmarks/finetune_parity.py --task=SST-2 --seeds=3              # 400 steps, lr 1e-4, batch 32
     python benchmarks/finetune_parity.py --task=squad_v1 --seeds=3 --steps=200
     python benchmarks/finetune_parity.py --prepare_only          # pretrain and convert the initial weights
+    python benchmarks/finetune_parity.py --prepare_only --pretrain_steps=6000 --pretrain_schedule_steps=15000 \
+        --pretrain_batch_size=128 --pretrain_dupe_factor=4   # stronger weights: step 6,000 of a 15,000-step schedule
     python benchmarks/finetune_parity.py --task=MRPC --seeds=2 --smoke   # checks the script (minutes)
     python benchmarks/finetune_parity.py --task=MRPC --only=albert_tf --first_seed=100 --seeds=2 --steps=1200 \
         --dev_curve_every=50      # a settings search: albert-tf's dev curve, on seeds the comparison does not use
@@ -38,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import functools
 import json
 import math
@@ -61,7 +64,7 @@ def log(line: str) -> None:
 
 
 def initial_weights(args: argparse.Namespace) -> str:
-    """The Hugging Face folder of the pretrained small model (made once per ``--workdir`` and ``--pretrain_steps``)."""
+    """The Hugging Face folder of the pretrained small model (made once per ``--workdir`` and pretraining settings)."""
     from albert_tf.checkpoints.convert import convert
     from albert_tf.checkpoints.paths import resolve_checkpoint_path
     from albert_tf.reproduce.budgets import get_budget
@@ -69,19 +72,24 @@ def initial_weights(args: argparse.Namespace) -> str:
     from albert_tf.reproduce.experiments import model_config
     from albert_tf.tasks.pretraining import pretrain_with_curve
 
-    hf_dir = os.path.join(args.workdir, f"initial_hf_{'smoke' if args.smoke else args.pretrain_steps}")
+    hf_dir = os.path.join(args.workdir, f"initial_hf_{pretraining_name(args)}")
     if os.path.exists(os.path.join(hf_dir, "config.json")):
         return hf_dir
     budget = get_budget("tiny" if args.smoke else "small")
-    data = prepare_data(budget, args.shared_data, os.path.join(args.workdir, "pretraining"), log=log)
-    run_dir = os.path.join(args.workdir, f"pretrain_{'smoke' if args.smoke else args.pretrain_steps}")
+    dupe = args.pretrain_dupe_factor or budget.dupe_factor
+    data_dir = "pretraining" if dupe == budget.dupe_factor else f"pretraining_dupe{dupe}"
+    data = prepare_data(dataclasses.replace(budget, dupe_factor=dupe), args.shared_data,
+                        os.path.join(args.workdir, data_dir), log=log)
+    run_dir = os.path.join(args.workdir, f"pretrain_{pretraining_name(args)}")
     config = model_config(budget)
+    schedule = args.pretrain_schedule_steps or args.pretrain_steps
     result = pretrain_with_curve(
         config, data["records"]["train_sop"], data["records"]["heldout_sop"], run_dir,
-        num_train_steps=args.pretrain_steps, train_batch_size=budget.train_batch_size,
-        learning_rate=budget.learning_rate, num_warmup_steps=args.pretrain_steps // 10, optimizer="lamb",
-        eval_every=max(100, args.pretrain_steps // 4), eval_batch_size=budget.eval_batch_size, max_eval_steps=0,
-        steps_per_loop=100, seed=12345, log=lambda line: log(f"pretrain:{line}"), progress_log=None,
+        num_train_steps=schedule, stop_at_step=args.pretrain_steps if schedule > args.pretrain_steps else 0,
+        train_batch_size=args.pretrain_batch_size or budget.train_batch_size,
+        learning_rate=budget.learning_rate, num_warmup_steps=schedule // 10, optimizer="lamb",
+        eval_every=min(500, max(100, args.pretrain_steps // 4)), eval_batch_size=budget.eval_batch_size,
+        max_eval_steps=0, steps_per_loop=100, seed=12345, log=lambda line: log(f"pretrain:{line}"), progress_log=None,
     )
     config_file = os.path.join(run_dir, "albert_config.json")
     config.to_json_file(config_file)
@@ -94,8 +102,28 @@ def initial_weights(args: argparse.Namespace) -> str:
     return hf_dir
 
 
+def pretraining_settings(args: argparse.Namespace) -> dict:
+    """How the initial weights were pretrained: the steps, and each setting that differs from the small budget's."""
+    out = {"pretrain_steps": args.pretrain_steps}
+    if args.pretrain_schedule_steps and args.pretrain_schedule_steps != args.pretrain_steps:
+        out["pretrain_schedule_steps"] = args.pretrain_schedule_steps
+    if args.pretrain_batch_size:
+        out["pretrain_batch_size"] = args.pretrain_batch_size
+    if args.pretrain_dupe_factor:
+        out["pretrain_dupe_factor"] = args.pretrain_dupe_factor
+    return out
+
+
+def pretraining_name(args: argparse.Namespace) -> str:
+    """The folder name of one set of initial weights (``2000`` for the default pretraining)."""
+    if args.smoke:
+        return "smoke"
+    labels = {"pretrain_schedule_steps": "of", "pretrain_batch_size": "_batch", "pretrain_dupe_factor": "_dupe"}
+    return "".join(f"{labels.get(k, '')}{v}" for k, v in pretraining_settings(args).items())
+
+
 def pretraining_curve(args: argparse.Namespace) -> list:
-    path = os.path.join(args.workdir, f"pretrain_{'smoke' if args.smoke else args.pretrain_steps}",
+    path = os.path.join(args.workdir, f"pretrain_{pretraining_name(args)}",
                         "pretraining_curve.json")
     if not os.path.exists(path):
         return []
@@ -394,6 +422,12 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--workdir", default=os.path.join(tempfile.gettempdir(), "albert_tf_finetune_parity"),
                    help="the pretraining records, the initial weights and every run (reused between calls)")
     p.add_argument("--pretrain_steps", type=int, default=2000, help="pretraining steps of the initial weights")
+    p.add_argument("--pretrain_schedule_steps", type=int, default=0,
+                   help="the pretraining schedule's length (warm-up 10%%, then linear decay), when the initial weights "
+                        "are taken part-way through it at --pretrain_steps (0: --pretrain_steps)")
+    p.add_argument("--pretrain_batch_size", type=int, default=0, help="pretraining batch (0: the small budget's 32)")
+    p.add_argument("--pretrain_dupe_factor", type=int, default=0,
+                   help="maskings of the pretraining text (0: the small budget's 2)")
     p.add_argument("--prepare_only", action="store_true", help="make the initial weights and exit")
     p.add_argument("--encoder_dropout", type=float, default=0.0,
                    help="hidden and attention dropout of the encoder on both sides (the small model's config: 0)")
@@ -441,10 +475,9 @@ def main(argv=None) -> dict:
         print(json.dumps(result, indent=1))
         return result
     settings = settings_of(args)
-    config_file = os.path.join(args.workdir, f"pretrain_{'smoke' if args.smoke else args.pretrain_steps}",
-                               "albert_config.json")
+    config_file = os.path.join(args.workdir, f"pretrain_{pretraining_name(args)}", "albert_config.json")
     workdir = os.path.join(args.workdir, f"finetune_{args.task}_{settings['steps']}_lr{settings['learning_rate']:g}"
-                                         f"_dropout{settings['encoder_dropout']:g}")
+                                         f"_dropout{settings['encoder_dropout']:g}_init{pretraining_name(args)}")
     os.makedirs(workdir, exist_ok=True)
     if settings["encoder_dropout"]:  # the same pretrained config with the encoder's dropout on
         with open(config_file, encoding="utf-8") as f:
@@ -455,7 +488,7 @@ def main(argv=None) -> dict:
         with open(config_file, "w", encoding="utf-8") as f:
             json.dump(config, f, indent=1)
     result = {"benchmark": "finetune_parity", "task": args.task, "settings": settings,
-              "initial_weights": {"pretrain_steps": args.pretrain_steps, "curve": pretraining_curve(args)},
+              "initial_weights": {**pretraining_settings(args), "curve": pretraining_curve(args)},
               "baseline": majority_baseline(args, settings), "albert_tf": [], "transformers_torch": []}
     reused = reused_transformers(args.reuse_transformers, result) if args.reuse_transformers else {}
     for seed in range(args.first_seed, args.first_seed + args.seeds):
@@ -492,7 +525,10 @@ def reused_transformers(path: str, result: dict) -> dict[int, dict]:
     for key in ("task", "settings", "baseline"):
         if earlier.get(key) != result[key]:
             raise SystemExit(f"--reuse_transformers={path}: its {key} differs from this run's ({earlier.get(key)!r})")
-    if earlier["initial_weights"]["pretrain_steps"] != result["initial_weights"]["pretrain_steps"]:
+    def settings(weights: dict) -> dict:
+        return {k: v for k, v in weights.items() if k != "curve"}
+
+    if settings(earlier["initial_weights"]) != settings(result["initial_weights"]):
         raise SystemExit(f"--reuse_transformers={path}: other initial weights")
     date = earlier.get("machine", {}).get("date_utc", "an earlier run")
     source = f"{os.path.basename(path)} ({date})"

@@ -176,6 +176,28 @@ def padded_batch(lengths: list[int], seq: int, seed: int = 0) -> dict:
             "label_ids": np.arange(len(lengths), dtype=np.int32)}
 
 
+def sample_corpus_records(folder, sizes: dict[str, int], max_seq_length: int, max_predictions_per_seq: int,
+                          dupe_factor: int) -> dict[str, str]:
+    """Pretraining records of the package's sample corpus under ``folder``: ``{name: path}`` for each
+    ``name: number of documents`` in ``sizes`` (corpus seed 0, 1, ... in that order), tokenized by 30k-clean."""
+    from albert_tf.data.pretraining import PretrainingDataConfig, TokenizerSpec, create_pretraining_data
+    from albert_tf.data.sample_corpus import write_sample_corpus
+
+    spec = TokenizerSpec(spm_model_file=str(shared_path("spm", "30k-clean.model")))
+    records = {}
+    for seed, (name, docs) in enumerate(sizes.items()):
+        corpus = os.path.join(str(folder), f"{name}.txt")
+        write_sample_corpus(corpus, num_documents=docs, seed=seed)
+        records[name] = os.path.join(str(folder), f"{name}.tfrecord")
+        create_pretraining_data(
+            [corpus], records[name], spec,
+            PretrainingDataConfig(max_seq_length=max_seq_length, max_predictions_per_seq=max_predictions_per_seq,
+                                  dupe_factor=dupe_factor, random_seed=seed),
+            log=None,
+        )
+    return records
+
+
 def write_small_config(path, max_position_embeddings: int = 128) -> str:
     """A 2-layer, H = 64 ALBERT config for the 30k SentencePiece vocabulary, no dropout: the fine-tuning learning
     tests train it from scratch in seconds. Returns the path as a string."""

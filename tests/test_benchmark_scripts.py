@@ -263,7 +263,7 @@ def test_finetune_parity_smoke(tmp_path):
     (run,) = alone["albert_tf"]
     assert run["seed"] == 7 and [p["step"] for p in run["dev_curve"]] == [2, 4]
     assert run["metrics"] == {k: run["dev_curve"][-1][k] for k in ("accuracy", "f1")}  # the last step, not the best
-    used = json.loads((tmp_path / "finetune_MRPC_4_lr0.0003_dropout0.1" / "albert_config.json").read_text())
+    used = json.loads((tmp_path / "finetune_MRPC_4_lr0.0003_dropout0.1_initsmoke" / "albert_config.json").read_text())
     assert used["hidden_dropout_prob"] == used["attention_probs_dropout_prob"] == 0.1
     assert alone["albert_tf_summary"]["accuracy"]["values"] == [alone["albert_tf"][0]["metrics"]["accuracy"]]
     refused = subprocess.run([sys.executable, "benchmarks/finetune_parity.py", "--markdown", str(search)], cwd=ROOT,

@@ -4,7 +4,7 @@ tiny ALBERT's held-out masked-LM loss falls and its accuracy beats the untrained
 from __future__ import annotations
 
 import pytest
-from conftest import shared_path
+from conftest import sample_corpus_records
 
 from albert_tf.config import AlbertConfig
 
@@ -12,21 +12,9 @@ pytestmark = pytest.mark.slow
 
 
 def test_mlm_loss_falls_on_the_sample_corpus(tmp_path):
-    spm_model = str(shared_path("spm", "30k-clean.model"))
-    from albert_tf.data.pretraining import PretrainingDataConfig, TokenizerSpec, create_pretraining_data
-    from albert_tf.data.sample_corpus import write_sample_corpus
     from albert_tf.tasks.pretraining import pretrain_with_curve
 
-    records = {}
-    for name, docs, seed in (("train", 800, 0), ("heldout", 100, 1)):
-        corpus = str(tmp_path / f"{name}.txt")
-        write_sample_corpus(corpus, num_documents=docs, seed=seed)
-        records[name] = str(tmp_path / f"{name}.tfrecord")
-        create_pretraining_data(
-            [corpus], records[name], TokenizerSpec(spm_model_file=spm_model),
-            PretrainingDataConfig(max_seq_length=64, max_predictions_per_seq=10, dupe_factor=2, random_seed=seed),
-            log=None,
-        )
+    records = sample_corpus_records(tmp_path, {"train": 800, "heldout": 100}, 64, 10, dupe_factor=2)
     config = AlbertConfig.from_preset("albert_tiny").replace(vocab_size=30000)
     result = pretrain_with_curve(
         config, records["train"], records["heldout"], str(tmp_path / "model"),

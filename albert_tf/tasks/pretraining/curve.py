@@ -39,6 +39,17 @@ class _BudgetReached(Exception):
 CURVE_KEYS = ("masked_lm_accuracy", "masked_lm_loss", "sentence_order_accuracy", "sentence_order_loss")
 
 
+def _recorded_evaluations(model_dir: str) -> list[dict]:
+    """Every evaluation the run in ``model_dir`` has written to its ``eval_results.json`` (none yet: empty)."""
+    import json
+    import os
+
+    from albert_tf import files
+
+    path = os.path.join(model_dir, "eval_results.json")
+    return json.loads(files.read_text(path)).get("checkpoints", []) if files.exists(path) else []
+
+
 def pretrain_with_curve(
     config: AlbertConfig,
     train_input: str,
@@ -56,6 +67,7 @@ def pretrain_with_curve(
     optimizer: str = "lamb",
     seed: int = 12345,
     time_budget_s: float | None = None,
+    stop_at_step: int = 0,
     sharing: str = "all",
     sentence_loss_weight: float = 1.0,
     mixed_precision: str = "float32",
@@ -69,6 +81,9 @@ def pretrain_with_curve(
     and the learning benchmark): the held-out files are evaluated at step 0 and at every checkpoint.
 
     ``time_budget_s`` stops training at the first checkpoint after the budget (the curve says where).
+    ``stop_at_step`` stops it at the first checkpoint at or after that step, with the learning-rate schedule still
+    spanning ``num_train_steps`` (weights taken part-way through a longer schedule); calling again with a larger
+    value, or none, resumes from that checkpoint.
     ``sharing``, ``sentence_loss_weight``, ``mixed_precision``, ``jit_compile``, ``adam_bias_correction`` and
     ``masked_lm_budget`` are the ``run_pretraining`` flags of those names. With ``masked_lm_budget > 0`` the
     training records are masked again every time they are read (dynamic masking, ``online_masking.py``); the
@@ -108,7 +123,11 @@ def pretrain_with_curve(
         adam_bias_correction=adam_bias_correction,
         seed=seed,
     )
-    run = RunOptions(output_dir=model_dir, do_train=True, do_eval=True, eval_at_start=True)
+    from albert_tf.checkpoints.paths import list_run_checkpoints
+
+    saved = max((step for step, _ in list_run_checkpoints(model_dir)), default=0)
+    stopped_before = 0 < stop_at_step <= saved  # a rerun of a run that has already stopped there trains no further
+    run = RunOptions(output_dir=model_dir, do_train=not stopped_before, do_eval=True, eval_at_start=True)
     curve: list[dict] = []
     start = time.time()
 
@@ -122,27 +141,36 @@ def pretrain_with_curve(
                 f" loss {point['masked_lm_loss']:.3f} | SOP acc {point['sentence_order_accuracy']:.3f}"
                 f" loss {point['sentence_order_loss']:.3f}"
             )
-        if time_budget_s is not None and time.time() - start > time_budget_s and step < num_train_steps:
+
+    def on_checkpoint(step: int) -> None:  # after the checkpoint is written, so that the curve's last step has one
+        if step >= num_train_steps:
+            return
+        if (time_budget_s is not None and time.time() - start > time_budget_s) or 0 < stop_at_step <= step:
             raise _BudgetReached
 
     stopped_early = False
     summary: dict = {}
     try:
         summary = run_experiment(
-            task, ExperimentConfig(None, trainer_options, run), on_evaluation=on_evaluation, log=progress_log
+            task, ExperimentConfig(None, trainer_options, run), on_evaluation=on_evaluation,
+            on_checkpoint=on_checkpoint, log=progress_log,
         )
     except _BudgetReached:
         stopped_early = True
     seen = {p["step"] for p in curve}
-    earlier = [h for h in summary.get("eval") or [] if int(h["global_step"]) not in seen]
-    if earlier:  # a run resumed in the same directory: the evaluations its earlier run recorded belong to the curve
+    # A run resumed in the same directory: the evaluations its earlier runs recorded belong to the curve (read from
+    # eval_results.json when this run stopped early and so returned no summary).
+    history = summary.get("eval") or _recorded_evaluations(model_dir)
+    earlier = [h for h in history if int(h["global_step"]) not in seen]
+    if earlier:
         recorded = [{"step": int(h["global_step"]), "seconds": None, **{k: round(h[k], 4) for k in CURVE_KEYS}}
                     for h in earlier]
         curve = sorted(curve + recorded, key=lambda point: point["step"])
     return {
         "curve": curve,
         "steps_done": summary.get("global_step", curve[-1]["step"] if curve else 0),
-        "stopped_by_time_budget": stopped_early,
+        "stopped_by_time_budget": stopped_early and not stop_at_step,
+        "stopped_at_step": stop_at_step if (stopped_early or stopped_before) and stop_at_step else None,
         "seconds": round(time.time() - start, 1),
         "max_seq_length": seq,
         "max_predictions_per_seq": pred,

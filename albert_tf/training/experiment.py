@@ -72,6 +72,9 @@ def validate_options(trainer: TrainerOptions, run: RunOptions) -> None:
         raise RunError("at least one of --do_train, --do_eval, --do_predict or --export_dir is required")
     if not run.output_dir:
         raise RunError("--output_dir is required")
+    for name in ("init_from_group0", "init_encoder_only"):
+        if getattr(run, name) and not run.init_checkpoint:
+            raise RunError(f"--{name} says how to load --init_checkpoint, which is not given")
     for name in _POSITIVE:
         if getattr(trainer, name) < 1:
             raise RunError(f"--{name} must be >= 1, got {getattr(trainer, name)}")

@@ -123,6 +123,8 @@ CASES = [
     ("rc-tiny-seq", "rc", {"max_seq_length": "2"}, "error", ["max_seq_length"]),
     ("rc-dropout", "rc", {"classifier_dropout": "1.5"}, "error", ["--classifier_dropout"]),
     ("rc-zero-lr", "rc", {"learning_rate": "0"}, "error", ["--learning_rate"]),
+    ("rc-encoder-only-alone", "rc", {"init_encoder_only": "true"}, "error",
+     ["--init_encoder_only", "--init_checkpoint"]),
     ("rc-foreign-output", "rc", {"output_dir": B}, "error", ["--init_checkpoint"]),
     ("rc-eval-no-ckpt", "rc", {"do_train": "false", "do_eval": "true", "output_dir": "{out}/empty"}, "error",
      ["no checkpoint"]),

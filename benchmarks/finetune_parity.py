@@ -148,7 +148,9 @@ def settings_of(args: argparse.Namespace) -> dict:
         base["steps"] = args.steps
     if args.learning_rate:
         base["learning_rate"] = args.learning_rate
-    base["warmup_steps"] = base["steps"] // 10
+    base["warmup_steps"] = args.warmup_steps or base["steps"] // 10
+    if base["warmup_steps"] > base["steps"]:
+        raise SystemExit(f"--warmup_steps={args.warmup_steps} is more than the {base['steps']} fine-tuning steps")
     base.update(optimizer="adamw (official AdamWeightDecay: no bias correction, eps 1e-6, weight decay 0.01 except "
                           "LayerNorm and bias, global-norm clipping 1.0)", schedule="linear warm-up, linear decay to 0",
                 classifier_dropout=0.1, encoder_dropout=args.encoder_dropout)
@@ -418,6 +420,8 @@ def parse_args(argv=None) -> argparse.Namespace:
                    help="the first seed; a settings search on other seeds leaves the compared ones unselected")
     p.add_argument("--steps", type=int, default=0, help="fine-tuning steps (0: the task's default)")
     p.add_argument("--learning_rate", type=float, default=0.0, help="peak learning rate (0: the task's default)")
+    p.add_argument("--warmup_steps", type=int, default=0,
+                   help="linear warm-up steps (0: 10%% of the steps; run_glue.sh's MRPC line has 200 of 800)")
     p.add_argument("--shared_data", default=str(shared_data_dir()))
     p.add_argument("--workdir", default=os.path.join(tempfile.gettempdir(), "albert_tf_finetune_parity"),
                    help="the pretraining records, the initial weights and every run (reused between calls)")
@@ -477,7 +481,9 @@ def main(argv=None) -> dict:
     settings = settings_of(args)
     config_file = os.path.join(args.workdir, f"pretrain_{pretraining_name(args)}", "albert_config.json")
     workdir = os.path.join(args.workdir, f"finetune_{args.task}_{settings['steps']}_lr{settings['learning_rate']:g}"
-                                         f"_dropout{settings['encoder_dropout']:g}_init{pretraining_name(args)}")
+                                         f"_dropout{settings['encoder_dropout']:g}"
+                                         f"{f'_warmup{args.warmup_steps}' if args.warmup_steps else ''}"
+                                         f"_init{pretraining_name(args)}")
     os.makedirs(workdir, exist_ok=True)
     if settings["encoder_dropout"]:  # the same pretrained config with the encoder's dropout on
         with open(config_file, encoding="utf-8") as f:

@@ -257,13 +257,16 @@ def test_finetune_parity_smoke(tmp_path):
     search = tmp_path / "search.json"
     alone = _run("benchmarks/finetune_parity.py", "--smoke", "--task=MRPC", "--seeds=1", "--first_seed=7",
                  "--only=albert_tf", "--learning_rate=3e-4", "--encoder_dropout=0.1", "--dev_curve_every=2",
+                 "--warmup_steps=1",
                  f"--shared_data={shared}", f"--workdir={tmp_path}", f"--output={search}", timeout=1200)
     assert alone["settings"]["learning_rate"] == 3e-4 and alone["settings"]["encoder_dropout"] == 0.1
+    assert alone["settings"]["warmup_steps"] == 1
     assert alone["transformers_torch"] == [] and "comparison" not in alone
     (run,) = alone["albert_tf"]
     assert run["seed"] == 7 and [p["step"] for p in run["dev_curve"]] == [2, 4]
     assert run["metrics"] == {k: run["dev_curve"][-1][k] for k in ("accuracy", "f1")}  # the last step, not the best
-    used = json.loads((tmp_path / "finetune_MRPC_4_lr0.0003_dropout0.1_initsmoke" / "albert_config.json").read_text())
+    folder = tmp_path / "finetune_MRPC_4_lr0.0003_dropout0.1_warmup1_initsmoke"
+    used = json.loads((folder / "albert_config.json").read_text())
     assert used["hidden_dropout_prob"] == used["attention_probs_dropout_prob"] == 0.1
     assert alone["albert_tf_summary"]["accuracy"]["values"] == [alone["albert_tf"][0]["metrics"]["accuracy"]]
     refused = subprocess.run([sys.executable, "benchmarks/finetune_parity.py", "--markdown", str(search)], cwd=ROOT,

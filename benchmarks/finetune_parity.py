@@ -80,7 +80,7 @@ def initial_weights(args: argparse.Namespace) -> str:
     data_dir = "pretraining" if dupe == budget.dupe_factor else f"pretraining_dupe{dupe}"
     data = prepare_data(dataclasses.replace(budget, dupe_factor=dupe), args.shared_data,
                         os.path.join(args.workdir, data_dir), log=log)
-    run_dir = os.path.join(args.workdir, f"pretrain_{pretraining_name(args)}")
+    run_dir = pretraining_dir(args)
     config = model_config(budget)
     schedule = args.pretrain_schedule_steps or args.pretrain_steps
     result = pretrain_with_curve(
@@ -122,9 +122,13 @@ def pretraining_name(args: argparse.Namespace) -> str:
     return "".join(f"{labels.get(k, '')}{v}" for k, v in pretraining_settings(args).items())
 
 
+def pretraining_dir(args: argparse.Namespace) -> str:
+    """The pretraining run's folder (checkpoints, config, curve) of one set of initial weights."""
+    return os.path.join(args.workdir, f"pretrain_{pretraining_name(args)}")
+
+
 def pretraining_curve(args: argparse.Namespace) -> list:
-    path = os.path.join(args.workdir, f"pretrain_{pretraining_name(args)}",
-                        "pretraining_curve.json")
+    path = os.path.join(pretraining_dir(args), "pretraining_curve.json")
     if not os.path.exists(path):
         return []
     with open(path, encoding="utf-8") as f:
@@ -479,7 +483,7 @@ def main(argv=None) -> dict:
         print(json.dumps(result, indent=1))
         return result
     settings = settings_of(args)
-    config_file = os.path.join(args.workdir, f"pretrain_{pretraining_name(args)}", "albert_config.json")
+    config_file = os.path.join(pretraining_dir(args), "albert_config.json")
     workdir = os.path.join(args.workdir, f"finetune_{args.task}_{settings['steps']}_lr{settings['learning_rate']:g}"
                                          f"_dropout{settings['encoder_dropout']:g}"
                                          f"{f'_warmup{args.warmup_steps}' if args.warmup_steps else ''}"

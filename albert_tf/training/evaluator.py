@@ -21,6 +21,12 @@ from albert_tf.files import write_text_atomic
 from albert_tf.training.run_dir import read_json, write_json
 
 
+def recorded_history(results_dir: str) -> list[dict[str, Any]]:
+    """Every evaluation written to ``<results_dir>/eval_results.json`` so far (none yet: empty)."""
+    path = os.path.join(results_dir, "eval_results.json")
+    return read_json(path).get("checkpoints", []) if _fs.exists(path) else []
+
+
 class CheckpointEvaluator:
     """Records evaluations of checkpoints, keeps the best copy, writes the result files."""
 
@@ -30,9 +36,7 @@ class CheckpointEvaluator:
         self.key = key_metric
         self.log = log
         self.json_path = os.path.join(results_dir, "eval_results.json")
-        self.history: list[dict[str, Any]] = []
-        if _fs.exists(self.json_path):
-            self.history = read_json(self.json_path).get("checkpoints", [])
+        self.history: list[dict[str, Any]] = recorded_history(results_dir)
 
     @property
     def evaluated_steps(self) -> set[int]:

@@ -14,6 +14,7 @@ from albert_tf.data.pretraining.dataset import (
 
 # The official run_pretraining defaults of the shared trainer options (official ``run_pretraining.py``).
 from albert_tf.tasks.pretraining.task import PretrainingTask
+from albert_tf.training.evaluator import recorded_history
 from albert_tf.training.experiment import run_experiment
 from albert_tf.training.run_config import ExperimentConfig
 
@@ -37,17 +38,6 @@ class _BudgetReached(Exception):
 
 
 CURVE_KEYS = ("masked_lm_accuracy", "masked_lm_loss", "sentence_order_accuracy", "sentence_order_loss")
-
-
-def _recorded_evaluations(model_dir: str) -> list[dict]:
-    """Every evaluation the run in ``model_dir`` has written to its ``eval_results.json`` (none yet: empty)."""
-    import json
-    import os
-
-    from albert_tf import files
-
-    path = os.path.join(model_dir, "eval_results.json")
-    return json.loads(files.read_text(path)).get("checkpoints", []) if files.exists(path) else []
 
 
 def pretrain_with_curve(
@@ -160,7 +150,7 @@ def pretrain_with_curve(
     seen = {p["step"] for p in curve}
     # A run resumed in the same directory: the evaluations its earlier runs recorded belong to the curve (read from
     # eval_results.json when this run stopped early and so returned no summary).
-    history = summary.get("eval") or _recorded_evaluations(model_dir)
+    history = summary.get("eval") or recorded_history(model_dir)
     earlier = [h for h in history if int(h["global_step"]) not in seen]
     if earlier:
         recorded = [{"step": int(h["global_step"]), "seconds": None, **{k: round(h[k], 4) for k in CURVE_KEYS}}

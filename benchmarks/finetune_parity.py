@@ -458,6 +458,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     args = p.parse_args(argv)
     if args.smoke:
         args.pretrain_steps, args.steps = 10, args.steps or 4
+    if args.pretrain_schedule_steps and args.pretrain_schedule_steps < args.pretrain_steps:
+        p.error(f"--pretrain_schedule_steps={args.pretrain_schedule_steps} is shorter than "
+                f"--pretrain_steps={args.pretrain_steps}: the weights are taken part-way through the schedule")
     if args.dev_curve_every and (args.only != "albert_tf" or args.task == "squad_v1"):
         p.error("--dev_curve_every needs --only=albert_tf and a GLUE task")
     return args

@@ -274,6 +274,18 @@ def test_finetune_parity_smoke(tmp_path):
     assert refused.returncode != 0 and "one side" in refused.stderr
 
 
+def test_finetune_parity_refuses_weights_past_their_schedule(capsys):
+    sys.path.insert(0, str(ROOT))
+    from benchmarks.finetune_parity import parse_args
+
+    with pytest.raises(SystemExit) as stop:
+        parse_args(["--pretrain_steps=6000", "--pretrain_schedule_steps=3000"])
+    assert stop.value.code == 2
+    assert "--pretrain_schedule_steps=3000 is shorter than --pretrain_steps=6000" in capsys.readouterr().err
+    kept = parse_args(["--pretrain_steps=6000", "--pretrain_schedule_steps=15000"])
+    assert (kept.pretrain_steps, kept.pretrain_schedule_steps) == (6000, 15000)
+
+
 def test_parity_array_batches_cover_every_record_once_per_epoch():
     import numpy as np
 

@@ -5,8 +5,9 @@ The public API::
     from albert_tf import AlbertConfig, AlbertEncoder, AlbertPretrainer, AlbertClassifier, AlbertSquad
     from albert_tf import AlbertMultipleChoice, FullTokenizer, AlbertPreprocessor
 
-The names are imported on first use (PEP 562), so ``import albert_tf.configs`` or a command's ``--help`` does
-not pay for importing TensorFlow, and a command line can quiet TensorFlow's start-up banners before the import.
+The names are imported on first use (PEP 562), so ``import albert_tf.configs`` or a command's ``--help`` (every
+command but ``export_savedmodel``, whose flags come from the task packages) does not pay for importing TensorFlow,
+and a command line can quiet TensorFlow's start-up banners before the import.
 
 Layers of the package, each importing only from the ones before it (``tests/test_architecture.py``):
 ``config``/``configs``/``files``/``tokenization``/``evaluation`` < ``modeling``/``data``/``export`` <

@@ -237,6 +237,26 @@ def test_every_command_answers_helpfull_with_exit_0(tmp_path, command):
             assert name in result.stdout or f"--[no]{name[2:]}" in result.stdout, (flag, name)
 
 
+#: Commands whose --help needs TensorFlow: export_savedmodel lists each task's own flags, and the task packages
+#: import their models (they declare the heads' checkpoint names).
+HELP_NEEDS_TENSORFLOW = {"export_savedmodel"}
+
+
+@pytest.mark.parametrize("command", sorted(set(COMMANDS) - HELP_NEEDS_TENSORFLOW))
+def test_help_and_a_mistyped_flag_answer_without_importing_tensorflow(tmp_path, command):
+    """``--help`` and an unknown flag are answered before TensorFlow is imported: at once, not after its start-up."""
+    module, _ = COMMANDS[command]
+    code = (f"import sys; sys.argv[0] = {command!r}\nfrom {module} import main\ntry:\n    main()\n"
+            "except SystemExit as e:\n    code = e.code\n"
+            "print('tensorflow imported' if 'tensorflow' in sys.modules else 'no tensorflow'); sys.exit(code)")
+    for args, status in ((["--help"], 0), (["--no_such_flag=1"], 2)):
+        result = _run([sys.executable, "-c", code, *args], cwd=tmp_path, timeout=120)
+        assert result.returncode == status, (args, result.stdout[-1000:], result.stderr[-2000:])
+        assert result.stdout.rstrip().endswith("no tensorflow"), (args, result.stdout[-300:])
+        if status:
+            assert "no_such_flag" in result.stderr, result.stderr[-1000:]
+
+
 # ----------------------------------------------------------------------------------------------- task-free floors
 # The shared floors learn a task's specifics from its declaration (albert_tf.checkpoints.heads,
 # albert_tf.tasks.registry) and name no task: no identifier, attribute, import or string (docstrings aside) that

@@ -82,7 +82,7 @@ def main(argv: list[str] | None = None) -> None:
 
 def expected_errors() -> tuple[type[BaseException], ...]:
     """The failures a user can cause: the shared ones and the task's data errors (``cli.flags.expected_errors``)."""
-    from albert_tf.data.pretraining.dataset import PretrainingDataError
+    from albert_tf.data.pretraining.schema import PretrainingDataError
 
     return shared.expected_errors(PretrainingDataError)
 

@@ -12,15 +12,20 @@
 
 from __future__ import annotations
 
-import tensorflow as tf
+from typing import TYPE_CHECKING
 
 from albert_tf.training.run_config import RunError
+
+if TYPE_CHECKING:
+    import tensorflow as tf
 
 STRATEGIES = ("one_device", "mirrored", "multi_worker_mirrored", "tpu")
 
 
 def ensure_logical_cpus(n: int) -> list[str]:
     """Split the physical CPU into ``n`` logical devices (must run before TF initialises devices)."""
+    import tensorflow as tf
+
     cpus = tf.config.list_physical_devices("CPU")
     current = tf.config.get_logical_device_configuration(cpus[0])
     if n > 1 and (current is None or len(current) != n):
@@ -43,6 +48,8 @@ def make_strategy(
     all_reduce_alg: str | None = None,
 ) -> tf.distribute.Strategy:
     """The strategy for ``--strategy`` (see module docstring)."""
+    import tensorflow as tf
+
     if name not in STRATEGIES:
         raise ValueError(f"--strategy must be one of {', '.join(STRATEGIES)}, got {name!r}")
     if name == "tpu":
@@ -69,6 +76,8 @@ def make_strategy(
 
 def _tpu_strategy(tpu: str | None, zone: str | None, project: str | None) -> tf.distribute.Strategy:
     """``TPUStrategy`` on the named TPU (``local`` on a TPU VM); a TPU that does not answer is one clear error."""
+    import tensorflow as tf
+
     where = f"--tpu={tpu}" if tpu else "--tpu unset (TPU_NAME / the Colab TPU runtime)"
     try:
         resolver = tf.distribute.cluster_resolver.TPUClusterResolver(tpu=tpu or "", zone=zone, project=project)

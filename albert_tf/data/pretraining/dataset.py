@@ -39,12 +39,14 @@ from albert_tf.data.pretraining.online_masking import (
     mask_batch,
     masking_key,
 )
-from albert_tf.data.pretraining.schema import SIDECAR_FORMAT, feature_lengths, feature_spec, length_flag
+from albert_tf.data.pretraining.schema import (
+    SIDECAR_FORMAT,
+    PretrainingDataError,
+    feature_lengths,
+    feature_spec,
+    length_flag,
+)
 from albert_tf.data.tfrecord import TFRecordError, count_records, file_size, iter_records
-
-
-class PretrainingDataError(ValueError):
-    """The pretraining TFRecords do not exist or do not match the flags; the message names the file."""
 
 
 def is_sidecar(path: str) -> bool:

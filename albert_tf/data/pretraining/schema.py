@@ -22,6 +22,12 @@ from __future__ import annotations
 
 from typing import Any
 
+
+class PretrainingDataError(ValueError):
+    """The pretraining TFRecords do not exist or do not match the flags; the message names the file. (Here, beside
+    the schema the checks hold the records to, so that a command can name it without importing TensorFlow.)"""
+
+
 # The JSON sidecar create_pretraining_data writes last, beside the records (flags, counts, every file's size).
 SIDECAR_FORMAT = "albert-tf/pretraining-data/v1"
 

@@ -11,7 +11,6 @@ best checkpoint is kept by ``masked_lm_accuracy``, as the official ``model.ckpt-
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import secrets
 import sys
@@ -31,39 +30,10 @@ from albert_tf.data.pretraining.online_masking import OnlineMaskingConfig
 from albert_tf.data.pretraining.schema import MODEL_INPUTS
 from albert_tf.modeling import AlbertPretrainer
 from albert_tf.modeling.losses import per_example_pretraining_metrics, pretraining_losses
+from albert_tf.tasks.pretraining.options import TRAINER_DEFAULTS, PretrainingOptions
 from albert_tf.training.experiment import run_experiment, validate_options
 from albert_tf.training.run_config import ExperimentConfig
 from albert_tf.training.task import EVAL, TRAIN, Task, TaskError
-
-# The official run_pretraining defaults of the shared trainer options (official ``run_pretraining.py``).
-TRAINER_DEFAULTS = {
-    "optimizer": "lamb",
-    "learning_rate": 0.00176,
-    "num_train_steps": 125000,
-    "num_warmup_steps": 3125,
-    "steps_per_loop": 1000,
-    "save_checkpoints_steps": 5000,
-    "keep_checkpoint_max": 5,
-    "train_batch_size": 4096,
-    "eval_batch_size": 64,
-    "max_eval_steps": 100,
-}
-
-
-@dataclasses.dataclass
-class PretrainingOptions:
-    """The pretraining task's own ``run_pretraining`` flags (official names and defaults)."""
-
-    albert_config_file: str = ""
-    input_file: str | None = None
-    eval_input_file: str | None = None
-    max_seq_length: int = 512
-    max_predictions_per_seq: int = 20
-    shuffle_buffer_size: int = 100
-    sharing: str = "all"
-    masked_lm_budget: int = 0  # 0: the records' masks; N > 0: online masking, at most N masked tokens per sequence
-    masked_lm_prob: float | None = None  # online masking only; None: the records' sidecar value, else 0.15
-    sentence_loss_weight: float = 1.0  # 1: the official MLM + SOP; 0: MLM only (Table 5's "no sentence loss")
 
 
 def make_config(**options: Any) -> ExperimentConfig:

@@ -170,9 +170,10 @@ def main(argv: list[str] | None = None) -> dict:
         "foreign_cpu_share_median": round(statistics.median(quiet), 3) if quiet else None,
         "foreign_cpu_share_max": max(quiet) if quiet else None,
         "machine": machine_info(), "versions": versions(),
-        "median_request_s": {k: round(v, 4) for k, v in median.items()},
+        # 4 significant digits: a smoke run's millisecond medians keep the precision their ratios are checked to
+        "median_request_s": {k: float(f"{v:.4g}") for k, v in median.items()},
         "max_logit_difference_from_bucketed": {k: float(f"{v:.3g}") for k, v in differences.items()},
-        "request_times_s": {k: [round(t, 4) for t in ts] for k, ts in times.items()},
+        "request_times_s": {k: [float(f"{t:.4g}") for t in ts] for k, ts in times.items()},
     }
     for name in VARIANTS[1:]:
         summary[f"{name}_over_bucketed"] = round(median["bucketed"] / median[name], 3)

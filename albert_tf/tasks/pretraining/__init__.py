@@ -22,8 +22,7 @@ _LAZY = {
     "run": "task",
 }
 
-__all__ = ["CURVE_KEYS", "TRAINER_DEFAULTS", "PretrainingOptions", "PretrainingTask", "make_config",
-           "pretrain_with_curve", "run", "small_albert_config"]
+__all__ = ["TRAINER_DEFAULTS", "PretrainingOptions", *_LAZY]
 
 
 def __getattr__(name: str) -> Any:

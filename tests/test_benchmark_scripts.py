@@ -237,10 +237,16 @@ def test_finetune_parity_smoke(tmp_path):
     _machine_ok(report)
     assert report["settings"]["steps"] == 4 and report["settings"]["warmup_steps"] == 0
     assert report["baseline"]["accuracy"] == pytest.approx(279 / 408)  # MRPC dev: 279 of 408 are paraphrases
+    # the constant answer's dev loss: the training set's class frequencies, counted here from train.tsv
+    with open(shared / "glue" / "MRPC" / "train.tsv", encoding="utf-8") as f:
+        train_labels = [line.split("\t")[0] for line in list(f)[1:]]
+    prior = train_labels.count("1") / len(train_labels)
+    expected = -(279 * math.log(prior) + 129 * math.log(1 - prior)) / 408
+    assert report["baseline"]["dev_loss"] == pytest.approx(expected, rel=1e-9)
     for side, summary in (("albert_tf", "albert_tf_summary"), ("transformers_torch", "transformers_summary")):
         runs = report[side]
         assert [r["seed"] for r in runs] == [0, 1]
-        for key in ("accuracy", "f1"):
+        for key in ("accuracy", "f1", "dev_loss"):
             values = [r["metrics"][key] for r in runs]
             assert report[summary][key]["values"] == values
             assert report[summary][key]["mean"] == pytest.approx(statistics.fmean(values))
@@ -253,6 +259,8 @@ def test_finetune_parity_smoke(tmp_path):
                            capture_output=True, text=True, timeout=120).stdout
     row = next(line for line in table.splitlines() if line.startswith("| MRPC (4, 2+2) | accuracy |"))
     assert f"{100 * ours['mean']:.1f} ± {100 * ours['se']:.1f}" in row and "| 68.4 |" in row
+    loss_row = next(line for line in table.splitlines() if line.startswith("|  | dev_loss |"))
+    assert f"{report['albert_tf_summary']['dev_loss']['mean']:.3f} ±" in loss_row  # a loss, not a percentage
     # a settings search: one side, other seeds, another learning rate; nothing to compare or tabulate
     search = tmp_path / "search.json"
     alone = _run("benchmarks/finetune_parity.py", "--smoke", "--task=MRPC", "--seeds=1", "--first_seed=7",
@@ -264,7 +272,8 @@ def test_finetune_parity_smoke(tmp_path):
     assert alone["transformers_torch"] == [] and "comparison" not in alone
     (run,) = alone["albert_tf"]
     assert run["seed"] == 7 and [p["step"] for p in run["dev_curve"]] == [2, 4]
-    assert run["metrics"] == {k: run["dev_curve"][-1][k] for k in ("accuracy", "f1")}  # the last step, not the best
+    last = run["dev_curve"][-1]  # the last step, not the best
+    assert run["metrics"] == {"accuracy": last["accuracy"], "f1": last["f1"], "dev_loss": last["eval_loss"]}
     folder = tmp_path / "finetune_MRPC_4_lr0.0003_dropout0.1_warmup1_initsmoke"
     used = json.loads((folder / "albert_config.json").read_text())
     assert used["hidden_dropout_prob"] == used["attention_probs_dropout_prob"] == 0.1

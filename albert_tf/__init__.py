@@ -5,9 +5,9 @@ The public API::
     from albert_tf import AlbertConfig, AlbertEncoder, AlbertPretrainer, AlbertClassifier, AlbertSquad
     from albert_tf import AlbertMultipleChoice, FullTokenizer, AlbertPreprocessor
 
-The names are imported on first use (PEP 562), so ``import albert_tf.configs`` or a command's ``--help`` (every
-command but ``export_savedmodel``, whose flags come from the task packages) does not pay for importing TensorFlow,
-and a command line can quiet TensorFlow's start-up banners before the import.
+The names are imported on first use (PEP 562), so ``import albert_tf.configs``, a command's ``--help`` or a
+runner's flag mistake does not pay for importing TensorFlow, and a command line can quiet TensorFlow's start-up
+banners before the import.
 
 Layers of the package, each importing only from the ones before it (``tests/test_architecture.py``):
 ``config``/``configs``/``files``/``tokenization``/``evaluation`` < ``modeling``/``data``/``export`` <
@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import importlib
 from typing import Any
+
+from albert_tf.lazy import lazy_names
 
 __version__ = "0.1.0"
 
@@ -35,6 +37,7 @@ _EXPORTS = {
 }
 
 __all__ = sorted([*_EXPORTS, "__version__"])
+__getattr__, __dir__ = lazy_names(__name__, _EXPORTS, globals())
 
 
 class _PretrainedPresets:
@@ -55,16 +58,3 @@ class _PretrainedPresets:
 
 
 importlib.import_module("albert_tf.configs").set_pretrained_provider(_PretrainedPresets)
-
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'albert_tf' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_EXPORTS])

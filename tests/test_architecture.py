@@ -2,7 +2,7 @@
 
 Layers (lowest first); a module may import only from its own layer or lower ones:
 
-    config, files, interrupts, tokenization, evaluation  <  modeling, data, export  <  checkpoints  <  training
+    config, files, interrupts, lazy, tokenization, evaluation  <  modeling, data, export  <  checkpoints  <  training
     <  tasks  <  entry points (albert_tf.cli, albert_tf.demo, the package root ``albert_tf``)
 
 Every import counts, also the ones inside functions: a lazy import is still an arrow. A ``__main__`` module
@@ -25,6 +25,7 @@ LAYERS = {
     "config": 0,
     "files": 0,
     "interrupts": 0,
+    "lazy": 0,
     "configs": 0,
     "tokenization": 0,
     "evaluation": 0,
@@ -237,24 +238,47 @@ def test_every_command_answers_helpfull_with_exit_0(tmp_path, command):
             assert name in result.stdout or f"--[no]{name[2:]}" in result.stdout, (flag, name)
 
 
-#: Commands whose --help needs TensorFlow: export_savedmodel lists each task's own flags, and the task packages
-#: import their models (they declare the heads' checkpoint names).
-HELP_NEEDS_TENSORFLOW = {"export_savedmodel"}
-
-
-@pytest.mark.parametrize("command", sorted(set(COMMANDS) - HELP_NEEDS_TENSORFLOW))
-def test_help_and_a_mistyped_flag_answer_without_importing_tensorflow(tmp_path, command):
-    """``--help`` and an unknown flag are answered before TensorFlow is imported: at once, not after its start-up."""
+def _without_tensorflow(command: str, args: list[str], cwd) -> subprocess.CompletedProcess:
+    """``command args`` in a fresh interpreter whose last stdout line says whether TensorFlow got imported."""
     module, _ = COMMANDS[command]
     code = (f"import sys; sys.argv[0] = {command!r}\nfrom {module} import main\ntry:\n    main()\n"
             "except SystemExit as e:\n    code = e.code\n"
             "print('tensorflow imported' if 'tensorflow' in sys.modules else 'no tensorflow'); sys.exit(code)")
+    return _run([sys.executable, "-c", code, *args], cwd=cwd, timeout=120)
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_help_and_a_mistyped_flag_answer_without_importing_tensorflow(tmp_path, command):
+    """``--help`` and an unknown flag are answered before TensorFlow is imported: at once, not after its start-up
+    (export_savedmodel's help lists every task's flags: the task packages import their models on first use)."""
     for args, status in ((["--help"], 0), (["--no_such_flag=1"], 2)):
-        result = _run([sys.executable, "-c", code, *args], cwd=tmp_path, timeout=120)
+        result = _without_tensorflow(command, args, tmp_path)
         assert result.returncode == status, (args, result.stdout[-1000:], result.stderr[-2000:])
         assert result.stdout.rstrip().endswith("no tensorflow"), (args, result.stdout[-300:])
         if status:
             assert "no_such_flag" in result.stderr, result.stderr[-1000:]
+
+
+# A flag combination or value that the run config refuses, per runner, and the words of its one error line.
+CONFIG_MISTAKES = {
+    "run_classifier": (["--task_name=SST-2", "--output_dir=out"], "at least one of --do_train"),
+    "run_squad": (["--do_train", "--output_dir=out", "--learning_rate=-1"], "--learning_rate=-1.0 is out of range"),
+    "run_race": (["--do_train", "--output_dir=out", "--train_batch_size=0"], "--train_batch_size must be >= 1"),
+    "run_pretraining": (["--input_file=r", "--albert_config_file=c", "--output_dir=out", "--clip_norm=nan"],
+                        "--clip_norm=nan is out of range"),
+}
+
+
+@pytest.mark.parametrize("command", sorted(CONFIG_MISTAKES))
+def test_a_runner_refuses_a_flag_mistake_before_importing_tensorflow(tmp_path, command):
+    """The runners build their config from plain option classes and check it (``run_config.validate_options``)
+    before the task, and TensorFlow with it, is imported: a mistake costs no TensorFlow start-up."""
+    args, words = CONFIG_MISTAKES[command]
+    result = _without_tensorflow(command, args, tmp_path)
+    assert result.returncode == 2, (result.stdout[-1000:], result.stderr[-2000:])
+    assert words in result.stderr and result.stderr.count("error:") == 1, result.stderr[-1000:]
+    assert result.stdout.rstrip().endswith("no tensorflow"), result.stdout[-300:]
+    assert not (tmp_path / "out").exists()
 
 
 # ----------------------------------------------------------------------------------------------- task-free floors

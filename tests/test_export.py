@@ -189,7 +189,7 @@ def test_export_refuses_non_empty_dir_and_label_mismatch(tmp_path):
 
 
 def test_export_real_tokens_under_xla_is_an_option_error_before_any_work():
-    from albert_tf.tasks.glue.task import GlueOptions
+    from albert_tf.tasks.glue.options import GlueOptions
     from albert_tf.training.task import TaskError
 
     assert GlueOptions(export_real_tokens=True).export_real_tokens

@@ -49,3 +49,21 @@ def test_an_option_nothing_reads_is_refused():
 
     with pytest.raises(RunError, match="unknown option 'max_seq_lenght'"):
         ExperimentConfig.from_flat(GlueOptions, {"max_seq_lenght": 128})
+
+
+def test_validate_options_leaves_the_counts_the_data_gives_to_the_task():
+    """run_squad's official defaults (--num_train_steps=0, --num_warmup_steps=-1: counts from the training data) pass
+    the check a runner makes before TensorFlow only when it says so; every other mistake is still refused."""
+    from albert_tf.training.run_config import RunOptions, TrainerOptions, validate_options
+
+    run = RunOptions(output_dir="out", do_train=True)
+    from_data = TrainerOptions(num_train_steps=0, num_warmup_steps=-1)
+    validate_options(from_data, run, schedule_from_data=True)
+    with pytest.raises(RunError, match="--num_warmup_steps=-1 is out of range"):
+        validate_options(from_data, run)
+    with pytest.raises(RunError, match="--num_train_steps must be >= 1, got 0"):
+        validate_options(TrainerOptions(num_train_steps=0), run)
+    with pytest.raises(RunError, match="--learning_rate=0 is out of range"):
+        validate_options(TrainerOptions(num_train_steps=0, learning_rate=0), run, schedule_from_data=True)
+    with pytest.raises(RunError, match="--save_checkpoints_steps must be >= 1"):
+        validate_options(TrainerOptions(num_train_steps=0, save_checkpoints_steps=0), run, schedule_from_data=True)

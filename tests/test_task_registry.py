@@ -28,6 +28,23 @@ def test_the_built_in_tasks_declare_themselves():
     assert {"classifier", "race", "squad_v1", "squad_v2"} <= {h.name for h in registered_heads()}
 
 
+def test_task_packages_declare_without_tensorflow_and_their_heads_load_on_lookup(tmp_path):
+    """A task package registers its export and names its model module without importing TensorFlow; the first head
+    lookup imports the model modules, so a conversion from files alone still knows every head."""
+    code = ("import sys\n"
+            "from albert_tf.tasks.registry import load_tasks\n"
+            "from albert_tf.checkpoints import heads\n"
+            "tasks = [t.name for t in load_tasks()]\n"
+            "before = 'tensorflow' in sys.modules\n"
+            "names = [h.name for h in heads.registered_heads()]\n"
+            "print(tasks, before, names, 'albert_tf.tasks.glue.model' in sys.modules)")
+    result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                            env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"))
+    assert result.returncode == 0, result.stderr[-2000:]
+    last = result.stdout.strip().splitlines()[-1]
+    assert last == "['classifier', 'race', 'squad'] False ['classifier', 'race', 'squad_v1', 'squad_v2'] True", last
+
+
 @pytest.mark.heavy
 def test_a_task_declared_outside_the_package_exports(tmp_path, spm_model):
     import keras

@@ -59,18 +59,28 @@ class TaskHead:
 
 
 _HEADS: dict[str, TaskHead] = {}
+_HEAD_MODULES: list[str] = []
 _DECLARED_LOADED = False
 
 
+def declare_head_module(module: str) -> None:
+    """Name the module that registers a package's heads, imported on the first lookup instead of by the package:
+    the module holds the Keras model (TensorFlow), and a package that imports it lazily keeps its own import, and
+    the ``--help`` of the commands that load it, free of TensorFlow."""
+    if module not in _HEAD_MODULES:
+        _HEAD_MODULES.append(module)
+
+
 def load_declared_heads() -> None:
-    """Import every module an ``albert_tf.tasks`` entry point names (once per process), so that their heads are
-    registered before a lookup that starts from files."""
+    """Import every module an ``albert_tf.tasks`` entry point names (once per process) and every module named to
+    :func:`declare_head_module`, so that their heads are registered before a lookup that starts from files."""
     global _DECLARED_LOADED
-    if _DECLARED_LOADED:
-        return
-    _DECLARED_LOADED = True
-    for entry in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
-        importlib.import_module(entry.value.split(":", 1)[0])
+    if not _DECLARED_LOADED:
+        _DECLARED_LOADED = True
+        for entry in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+            importlib.import_module(entry.value.split(":", 1)[0])
+    for module in list(_HEAD_MODULES):
+        importlib.import_module(module)
 
 
 def register_head(head: TaskHead) -> TaskHead:

@@ -65,21 +65,25 @@ def define_flags(fv: flags.FlagValues = FLAGS) -> None:
 
 
 def config_from_flags(fv: flags.FlagValues = FLAGS):
-    """The run's ExperimentConfig: every flag to its one field."""
+    """The run's ExperimentConfig: every flag to its one field (no TensorFlow yet)."""
     import math
 
-    from albert_tf.tasks import glue
+    from albert_tf.tasks.glue.options import make_config
 
     values = shared.fine_tuning_values(fv)
     threshold = values.get("threshold_to_export")
     values["threshold_to_export"] = None if threshold is None or math.isnan(threshold) else threshold
-    return glue.make_config(**values)
+    return make_config(**values)
 
 
 def _main(argv: list[str]) -> int:
+    from albert_tf.training.run_config import validate_options
+
+    config = config_from_flags()
+    validate_options(config.trainer, config.run)  # a flag mistake answers before TensorFlow's start-up
     from albert_tf.tasks import glue
 
-    summary = glue.run(config_from_flags())
+    summary = glue.run(config)
     best = summary.get("best")
     if best:
         key = summary["key_metric"]

@@ -67,9 +67,13 @@ def define_flags(fv: flags.FlagValues = FLAGS) -> None:
 
 
 def _main(argv: list[str]) -> int:
+    from albert_tf.tasks.pretraining.options import make_config
+    from albert_tf.training.run_config import validate_options
+
+    config = make_config(**shared.preset_values(FLAGS))
+    validate_options(config.trainer, config.run)  # a flag mistake answers before TensorFlow's start-up
     from albert_tf.tasks import pretraining
 
-    config = pretraining.make_config(**shared.preset_values(FLAGS))
     pretraining.run(config)
     return 0
 

@@ -56,16 +56,20 @@ def define_flags(fv: flags.FlagValues = FLAGS) -> None:
 
 
 def config_from_flags(fv: flags.FlagValues = FLAGS):
-    """The run's ExperimentConfig: every flag to its one field."""
-    from albert_tf.tasks import race
+    """The run's ExperimentConfig: every flag to its one field (no TensorFlow yet)."""
+    from albert_tf.tasks.race.options import make_config
 
-    return race.make_config(**shared.fine_tuning_values(fv))
+    return make_config(**shared.fine_tuning_values(fv))
 
 
 def _main(argv: list[str]) -> int:
+    from albert_tf.training.run_config import validate_options
+
+    config = config_from_flags()
+    validate_options(config.trainer, config.run)  # a flag mistake answers before TensorFlow's start-up
     from albert_tf.tasks import race
 
-    summary = race.run(config_from_flags())
+    summary = race.run(config)
     best = summary.get("best")
     if best:
         levels = ", ".join(f"{k} {best[k]:.4f}" for k in ("accuracy_middle", "accuracy_high") if k in best)

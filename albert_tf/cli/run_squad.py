@@ -89,16 +89,21 @@ def define_flags(fv: flags.FlagValues = FLAGS) -> None:
 
 
 def config_from_flags(fv: flags.FlagValues = FLAGS):
-    """The run's ExperimentConfig: every flag to its one field."""
-    from albert_tf.tasks import squad
+    """The run's ExperimentConfig: every flag to its one field (no TensorFlow yet)."""
+    from albert_tf.tasks.squad.options import make_config
 
-    return squad.make_config(**shared.fine_tuning_values(fv))
+    return make_config(**shared.fine_tuning_values(fv))
 
 
 def _main(argv: list[str]) -> int:
+    from albert_tf.training.run_config import validate_options
+
+    config = config_from_flags()
+    # a flag mistake answers before TensorFlow's start-up; the step counts the data gives are checked later
+    validate_options(config.trainer, config.run, schedule_from_data=True)
     from albert_tf.tasks import squad
 
-    summary = squad.run(config_from_flags())
+    summary = squad.run(config)
     best = summary.get("best")
     if best:
         print(f"best f1 = {best['f1']:.2f} (exact {best['exact']:.2f}) at step {best['global_step']}", flush=True)

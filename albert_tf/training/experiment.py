@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 import os
 import statistics
 from collections.abc import Callable
@@ -36,56 +35,12 @@ from albert_tf.checkpoints.paths import list_run_checkpoints
 from albert_tf.export.savedmodel import EXPORT_INFO
 from albert_tf.training.evaluator import CheckpointEvaluator
 from albert_tf.training.optimizers import DEFAULT_EXCLUDE_FROM_WEIGHT_DECAY, create_optimizer
-from albert_tf.training.run_config import ExperimentConfig, RunError, RunOptions, TrainerOptions
+from albert_tf.training.run_config import ExperimentConfig, RunError, RunOptions, TrainerOptions, validate_options
 from albert_tf.training.run_dir import OutputDirLock, claim_output_dir, is_chief_process, write_json
 from albert_tf.training.schedules import WarmupPolynomialDecay
 from albert_tf.training.strategy import make_strategy
 from albert_tf.training.task import Task
 from albert_tf.training.trainer import Trainer, TrainerConfig
-
-_POSITIVE = (
-    "train_batch_size",
-    "eval_batch_size",
-    "predict_batch_size",
-    "steps_per_loop",
-    "gradient_accumulation_steps",
-)
-
-
-_RANGES = (
-    ("learning_rate", lambda v: math.isfinite(v) and v > 0, "a finite number > 0"),
-    ("num_warmup_steps", lambda v: v >= 0, ">= 0"),
-    ("start_warmup_step", lambda v: v >= 0, ">= 0"),
-    ("poly_power", lambda v: math.isfinite(v) and v > 0, "a finite number > 0"),
-    ("weight_decay_rate", lambda v: math.isfinite(v) and v >= 0, "a finite number >= 0"),
-    ("adam_epsilon", lambda v: math.isfinite(v) and v > 0, "a finite number > 0"),
-    ("clip_norm", lambda v: math.isfinite(v) and v >= 0, "a finite number >= 0 (0 = no clipping)"),
-    ("keep_checkpoint_max", lambda v: v >= 0, ">= 0 (0 = keep all)"),
-    ("max_eval_steps", lambda v: v >= 0, ">= 0 (0 = the whole set)"),
-    ("num_cpu_devices", lambda v: v >= 1, ">= 1"),
-)
-
-
-def validate_options(trainer: TrainerOptions, run: RunOptions) -> None:
-    """Flag checks that need no file: what to do, and numbers in their ranges (one line each)."""
-    if not (run.do_train or run.do_eval or run.do_predict or run.export_dir):
-        raise RunError("at least one of --do_train, --do_eval, --do_predict or --export_dir is required")
-    if not run.output_dir:
-        raise RunError("--output_dir is required")
-    for name in ("init_from_group0", "init_encoder_only"):
-        if getattr(run, name) and not run.init_checkpoint:
-            raise RunError(f"--{name} says how to load --init_checkpoint, which is not given")
-    for name in _POSITIVE:
-        if getattr(trainer, name) < 1:
-            raise RunError(f"--{name} must be >= 1, got {getattr(trainer, name)}")
-    for name, ok, allowed in _RANGES:
-        value = getattr(trainer, name)
-        if not ok(value):
-            raise RunError(f"--{name}={value} is out of range: it must be {allowed}")
-    if run.do_train:
-        for name in ("num_train_steps", "save_checkpoints_steps"):
-            if getattr(trainer, name) < 1:
-                raise RunError(f"--{name} must be >= 1, got {getattr(trainer, name)}")
 
 
 def optimizer_factory(options: TrainerOptions) -> Callable[[], keras.optimizers.Optimizer]:

@@ -10,6 +10,7 @@ same object from keyword arguments.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -132,3 +133,54 @@ class ExperimentConfig:
                 raise RunError(f"unknown option {name!r} for {task_options.__name__}")
             parts[owner][name] = value
         return cls(task_options(**parts["task"]), TrainerOptions(**parts["trainer"]), RunOptions(**parts["run"]))
+
+
+_POSITIVE = (
+    "train_batch_size",
+    "eval_batch_size",
+    "predict_batch_size",
+    "steps_per_loop",
+    "gradient_accumulation_steps",
+)
+_RANGES = (
+    ("learning_rate", lambda v: math.isfinite(v) and v > 0, "a finite number > 0"),
+    ("num_warmup_steps", lambda v: v >= 0, ">= 0"),
+    ("start_warmup_step", lambda v: v >= 0, ">= 0"),
+    ("poly_power", lambda v: math.isfinite(v) and v > 0, "a finite number > 0"),
+    ("weight_decay_rate", lambda v: math.isfinite(v) and v >= 0, "a finite number >= 0"),
+    ("adam_epsilon", lambda v: math.isfinite(v) and v > 0, "a finite number > 0"),
+    ("clip_norm", lambda v: math.isfinite(v) and v >= 0, "a finite number >= 0 (0 = no clipping)"),
+    ("keep_checkpoint_max", lambda v: v >= 0, ">= 0 (0 = keep all)"),
+    ("max_eval_steps", lambda v: v >= 0, ">= 0 (0 = the whole set)"),
+    ("num_cpu_devices", lambda v: v >= 1, ">= 1"),
+)
+
+
+def validate_options(trainer: TrainerOptions, run: RunOptions, schedule_from_data: bool = False) -> None:
+    """Flag checks that need no file: what to do, and numbers in their ranges (one line each).
+
+    Plain Python, so that a command line checks its flags before it imports TensorFlow. ``schedule_from_data``: a
+    ``num_train_steps`` <= 0 and a ``num_warmup_steps`` < 0 stand for the counts the training data gives (run_squad's
+    official defaults), checked again once the task has set them.
+    """
+    if not (run.do_train or run.do_eval or run.do_predict or run.export_dir):
+        raise RunError("at least one of --do_train, --do_eval, --do_predict or --export_dir is required")
+    if not run.output_dir:
+        raise RunError("--output_dir is required")
+    for name in ("init_from_group0", "init_encoder_only"):
+        if getattr(run, name) and not run.init_checkpoint:
+            raise RunError(f"--{name} says how to load --init_checkpoint, which is not given")
+    for name in _POSITIVE:
+        if getattr(trainer, name) < 1:
+            raise RunError(f"--{name} must be >= 1, got {getattr(trainer, name)}")
+    for name, ok, allowed in _RANGES:
+        value = getattr(trainer, name)
+        if schedule_from_data and name == "num_warmup_steps" and value < 0:
+            continue
+        if not ok(value):
+            raise RunError(f"--{name}={value} is out of range: it must be {allowed}")
+    if run.do_train:
+        for name in ("num_train_steps", "save_checkpoints_steps"):
+            value = getattr(trainer, name)
+            if value < 1 and not (schedule_from_data and name == "num_train_steps" and value <= 0):
+                raise RunError(f"--{name} must be >= 1, got {value}")

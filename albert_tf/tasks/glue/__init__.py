@@ -1,10 +1,13 @@
 """GLUE classification and regression: ``run_classifier``, and ``export_savedmodel --task=classifier``.
 
-* ``task``: the job on the shared runner (:class:`GlueTask`, ``make_config``, ``run``, ``export_checkpoint``);
+* ``task``: the job on the shared runner (:class:`GlueTask`, ``run``, ``export_checkpoint``);
 * ``model``: :class:`~albert_tf.tasks.glue.model.AlbertClassifier` and its head's checkpoint names;
-* ``export``: the raw-text, token-id and tf.Example serving signatures.
+* ``export``: the raw-text, token-id and tf.Example serving signatures;
+* ``options``: :class:`GlueOptions` and ``make_config``, plain values.
 
 Readers and features live in ``albert_tf.data.glue``, the metrics in ``albert_tf.evaluation.glue_metrics``.
+
+Its task and model are imported on first use (``albert_tf.tasks`` says why).
 """
 
 from __future__ import annotations
@@ -12,14 +15,26 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from albert_tf.checkpoints.heads import declare_head_module
 from albert_tf.data.batching import DEFAULT_BUCKET_LENGTHS
 from albert_tf.data.glue import GlueDataError
 from albert_tf.export.savedmodel import IDS_SIGNATURE
-from albert_tf.tasks.glue.model import AlbertClassifier  # registers the head's checkpoint names
-from albert_tf.tasks.glue.task import GlueOptions, GlueTask, export_checkpoint, make_config, run
+from albert_tf.lazy import lazy_names
+from albert_tf.tasks.glue.options import GlueOptions, make_config
 from albert_tf.tasks.registry import TaskExport, register_task
 
-__all__ = ["TASK", "AlbertClassifier", "GlueOptions", "GlueTask", "export_checkpoint", "make_config", "run"]
+# Public name -> the module of this package that defines it.
+_LAZY = {
+    "AlbertClassifier": ".model",
+    "GlueTask": ".task",
+    "export_checkpoint": ".task",
+    "run": ".task",
+}
+
+__all__ = ["TASK", "GlueOptions", "make_config", *_LAZY]
+__getattr__, __dir__ = lazy_names(__name__, _LAZY, globals())
+
+declare_head_module(f"{__name__}.model")
 
 
 def _define_export_flags(fv: Any) -> None:
@@ -51,6 +66,8 @@ def _define_export_flags(fv: Any) -> None:
 
 
 def _export(fv: Any) -> str:
+    from albert_tf.tasks.glue.task import export_checkpoint
+
     threshold = fv.threshold_to_export
     return export_checkpoint(
         fv.checkpoint, fv.export_dir, task_name=fv.task_name, albert_config_file=fv.albert_config_file,

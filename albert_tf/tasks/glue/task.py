@@ -31,11 +31,10 @@ from albert_tf import files as _fs
 from albert_tf.config import AlbertConfig
 from albert_tf.data import glue
 from albert_tf.data.batching import bucket_boundaries
-from albert_tf.data.packing import PACKING_MODES, is_packed, merge_slices, pack_dataset
+from albert_tf.data.packing import is_packed, merge_slices, pack_dataset
 from albert_tf.evaluation import glue_metrics
 from albert_tf.files import write_text_atomic
 from albert_tf.tasks.base import (
-    FineTuningOptions,
     FineTuningTask,
     export_metadata,
     has_tpu,
@@ -45,44 +44,16 @@ from albert_tf.tasks.base import (
 )
 from albert_tf.tasks.glue.export import export_classifier
 from albert_tf.tasks.glue.model import AlbertClassifier, classification_per_example_loss, classifier_logits
+from albert_tf.tasks.glue.options import GlueOptions, make_config
 from albert_tf.tokenization import AlbertPreprocessor, FullTokenizer
 from albert_tf.training import experiment
-from albert_tf.training.experiment import run_trials, validate_options
-from albert_tf.training.run_config import ExperimentConfig, RunOptions
+from albert_tf.training.experiment import run_trials
+from albert_tf.training.run_config import ExperimentConfig, RunOptions, validate_options
 from albert_tf.training.task import EVAL, PREDICT, TRAIN, TaskError
 
 MODEL_INPUTS = ("input_ids", "input_mask", "segment_ids")
 # Tasks that share a model: MNLI-mismatched and the AX diagnostic are evaluated/predicted with an MNLI model.
 TASK_FAMILY = {"mnli-mm": "mnli", "ax": "mnli"}
-
-
-@dataclasses.dataclass
-class GlueOptions(FineTuningOptions):
-    """The GLUE task's own ``run_classifier`` flags (official names and defaults)."""
-
-    data_dir: str = ""
-    task_name: str = ""
-    max_seq_length: int = 512
-    classifier_dropout: float = 0.1
-    threshold_to_export: float | None = None
-    export_jit_compile: bool = False
-    #: The export's raw-text and tf.Example signatures run the dense layers on real tokens only.
-    export_real_tokens: bool = False
-    #: Training batches as packed rows (``albert_tf.data.packing``); ``none``: one example per row.
-    packing: str = "first_fit"
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if self.packing not in PACKING_MODES:
-            raise TaskError(f"--packing={self.packing!r}: expected one of {', '.join(PACKING_MODES)}")
-        if self.export_real_tokens and self.export_jit_compile:
-            raise TaskError("--export_real_tokens runs a data-dependent number of tokens, which XLA cannot compile: "
-                            "drop --export_jit_compile or --export_real_tokens")
-
-
-def make_config(**options: Any) -> ExperimentConfig:
-    """A GLUE experiment from flat options (the ``run_classifier`` flag names; official aliases accepted)."""
-    return ExperimentConfig.from_flat(GlueOptions, options)
 
 
 def run(config: ExperimentConfig) -> dict[str, Any]:

@@ -2,37 +2,23 @@
 the benchmarks (``curve``). The records are read and checked by ``albert_tf.data.pretraining``; the model and losses
 are ``albert_tf.modeling``'s ``AlbertPretrainer``.
 
-The options are plain values (``options``); the task and the curve run, which need TensorFlow, are imported on
-first use (PEP 562), so that ``run_pretraining --help`` does not pay for TensorFlow."""
+The options and ``make_config`` are plain values (``options``); the task and the curve run, which need TensorFlow,
+are imported on first use (PEP 562), so that ``run_pretraining --help`` and a flag mistake do not pay for
+TensorFlow."""
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
-
-from albert_tf.tasks.pretraining.options import TRAINER_DEFAULTS, PretrainingOptions
+from albert_tf.lazy import lazy_names
+from albert_tf.tasks.pretraining.options import TRAINER_DEFAULTS, PretrainingOptions, make_config
 
 # Public name -> the module of this package that defines it.
 _LAZY = {
-    "CURVE_KEYS": "curve",
-    "pretrain_with_curve": "curve",
-    "small_albert_config": "curve",
-    "PretrainingTask": "task",
-    "make_config": "task",
-    "run": "task",
+    "CURVE_KEYS": ".curve",
+    "pretrain_with_curve": ".curve",
+    "small_albert_config": ".curve",
+    "PretrainingTask": ".task",
+    "run": ".task",
 }
 
-__all__ = ["TRAINER_DEFAULTS", "PretrainingOptions", *_LAZY]
-
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_LAZY])
+__all__ = ["TRAINER_DEFAULTS", "PretrainingOptions", "make_config", *_LAZY]
+__getattr__, __dir__ = lazy_names(__name__, _LAZY, globals())

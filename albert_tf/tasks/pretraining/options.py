@@ -1,9 +1,13 @@
-"""The pretraining task's options and the official defaults of its trainer options: plain values, so that
-``run_pretraining``'s flags (and ``--help``) are defined without importing TensorFlow."""
+"""The pretraining task's options, the official defaults of its trainer options and its experiment config: plain
+values, so that ``run_pretraining`` defines its flags (and ``--help``) and builds and checks its config without
+importing TensorFlow."""
 
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
+
+from albert_tf.training.run_config import ExperimentConfig
 
 # The official run_pretraining defaults of the shared trainer options (official ``run_pretraining.py``).
 TRAINER_DEFAULTS = {
@@ -34,3 +38,8 @@ class PretrainingOptions:
     masked_lm_budget: int = 0  # 0: the records' masks; N > 0: online masking, at most N masked tokens per sequence
     masked_lm_prob: float | None = None  # online masking only; None: the records' sidecar value, else 0.15
     sentence_loss_weight: float = 1.0  # 1: the official MLM + SOP; 0: MLM only (Table 5's "no sentence loss")
+
+
+def make_config(**options: Any) -> ExperimentConfig:
+    """A pretraining experiment from flat options (the ``run_pretraining`` flag names)."""
+    return ExperimentConfig.from_flat(PretrainingOptions, {"do_train": True, **options}, TRAINER_DEFAULTS)

@@ -30,15 +30,10 @@ from albert_tf.data.pretraining.online_masking import OnlineMaskingConfig
 from albert_tf.data.pretraining.schema import MODEL_INPUTS
 from albert_tf.modeling import AlbertPretrainer
 from albert_tf.modeling.losses import per_example_pretraining_metrics, pretraining_losses
-from albert_tf.tasks.pretraining.options import TRAINER_DEFAULTS, PretrainingOptions
-from albert_tf.training.experiment import run_experiment, validate_options
-from albert_tf.training.run_config import ExperimentConfig
+from albert_tf.tasks.pretraining.options import PretrainingOptions
+from albert_tf.training.experiment import run_experiment
+from albert_tf.training.run_config import ExperimentConfig, validate_options
 from albert_tf.training.task import EVAL, TRAIN, Task, TaskError
-
-
-def make_config(**options: Any) -> ExperimentConfig:
-    """A pretraining experiment from flat options (the ``run_pretraining`` flag names)."""
-    return ExperimentConfig.from_flat(PretrainingOptions, {"do_train": True, **options}, TRAINER_DEFAULTS)
 
 
 def run(config: ExperimentConfig, **kwargs: Any) -> dict[str, Any]:

@@ -2,22 +2,37 @@
 
 * ``task``: the job on the shared runner (accuracy overall and per level in one run);
 * ``model``: :class:`~albert_tf.tasks.race.model.AlbertMultipleChoice` and its head's checkpoint names;
-* ``export``: the raw-text (article, question, four options) and token-id serving signatures.
+* ``export``: the raw-text (article, question, four options) and token-id serving signatures;
+* ``options``: :class:`RaceOptions` and ``make_config``, plain values.
 
 The reader and features live in ``albert_tf.data.race``, the accuracy per level in ``albert_tf.evaluation``.
+
+Its task and model are imported on first use (``albert_tf.tasks`` says why).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from albert_tf.checkpoints.heads import declare_head_module
 from albert_tf.data.race import RaceDataError
+from albert_tf.lazy import lazy_names
 from albert_tf.tasks.race.export import IDS_SIGNATURE
-from albert_tf.tasks.race.model import AlbertMultipleChoice  # registers the head's checkpoint names
-from albert_tf.tasks.race.task import RaceOptions, RaceTask, export_checkpoint, make_config, run
+from albert_tf.tasks.race.options import RaceOptions, make_config
 from albert_tf.tasks.registry import TaskExport, register_task
 
-__all__ = ["TASK", "AlbertMultipleChoice", "RaceOptions", "RaceTask", "export_checkpoint", "make_config", "run"]
+# Public name -> the module of this package that defines it.
+_LAZY = {
+    "AlbertMultipleChoice": ".model",
+    "RaceTask": ".task",
+    "export_checkpoint": ".task",
+    "run": ".task",
+}
+
+__all__ = ["TASK", "RaceOptions", "make_config", *_LAZY]
+__getattr__, __dir__ = lazy_names(__name__, _LAZY, globals())
+
+declare_head_module(f"{__name__}.model")
 
 
 def _define_export_flags(fv: Any) -> None:
@@ -29,6 +44,8 @@ def _define_export_flags(fv: Any) -> None:
 
 
 def _export(fv: Any) -> str:
+    from albert_tf.tasks.race.task import export_checkpoint
+
     return export_checkpoint(
         fv.checkpoint, fv.export_dir, albert_config_file=fv.albert_config_file, spm_model_file=fv.spm_model_file,
         max_seq_length=fv.max_seq_length, max_qa_length=fv.max_qa_length, do_lower_case=fv.do_lower_case,

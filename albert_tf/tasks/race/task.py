@@ -19,7 +19,6 @@ Reader and features: ``albert_tf.data.race``; model and loss: ``albert_tf.tasks.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 from typing import Any
@@ -32,44 +31,21 @@ from albert_tf.data import race as race_data
 from albert_tf.evaluation.race_metrics import LETTERS, race_accuracy
 from albert_tf.files import write_text_atomic
 from albert_tf.tasks.base import (
-    FineTuningOptions,
     FineTuningTask,
     export_metadata,
     input_buckets,
     load_albert_config,
     load_tokenizer,
 )
+from albert_tf.tasks.race.options import RaceOptions, make_config
 from albert_tf.training import experiment
-from albert_tf.training.experiment import run_trials, validate_options
-from albert_tf.training.run_config import ExperimentConfig, RunOptions
+from albert_tf.training.experiment import run_trials
+from albert_tf.training.run_config import ExperimentConfig, RunOptions, validate_options
 from albert_tf.training.task import EVAL, PREDICT, TRAIN, TaskError
 
 MODEL_INPUTS = ("input_ids", "input_mask", "segment_ids")
 NUM_CHOICES = 4
 SPLITS = {TRAIN: "train", EVAL: "dev", PREDICT: "test"}
-
-
-@dataclasses.dataclass
-class RaceOptions(FineTuningOptions):
-    """The RACE task's own ``run_race`` flags (official names and defaults, official ``race_utils.py``)."""
-
-    data_dir: str = ""
-    task_name: str = "race"
-    max_seq_length: int = 512
-    max_qa_length: int = 128
-    dropout_prob: float = 0.1
-    middle_only: bool = False
-    high_only: bool = False
-    # Official cache-file flags (TFRecord paths): our caches are keyed by content, so only their directory is used.
-    train_file: str | None = None
-    eval_file: str | None = None
-    predict_file: str | None = None
-    num_keep_checkpoint: int = 5  # official flag, unused there too; --keep_checkpoint_max prunes
-
-
-def make_config(**options: Any) -> ExperimentConfig:
-    """A RACE experiment from flat options (the ``run_race`` flag names; official aliases accepted)."""
-    return ExperimentConfig.from_flat(RaceOptions, options)
 
 
 def run(config: ExperimentConfig) -> dict[str, Any]:

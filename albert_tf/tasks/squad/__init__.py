@@ -1,30 +1,44 @@
 """SQuAD 1.1 and 2.0: ``run_squad``, and ``export_savedmodel --task=squad``.
 
-* ``task``: the job on the shared runner (:class:`SquadTask`, ``make_config``, ``run``, ``export_checkpoint``);
+* ``task``: the job on the shared runner (:class:`SquadTask`, ``run``, ``export_checkpoint``);
 * ``model``: :class:`~albert_tf.tasks.squad.model.AlbertSquad` (v1 span head, v2 beam + answer class) and the two
   heads' checkpoint names;
 * ``scoring``: the official scores and prediction files; ``diagnostics``: the span upper bound
   (``python -m albert_tf.tasks.squad span_upper_bound``);
-* ``export``: the raw question + context signature (windows and post-processing in the graph) and token ids.
+* ``export``: the raw question + context signature (windows and post-processing in the graph) and token ids;
+* ``options``: :class:`SquadOptions` and ``make_config``, plain values.
 
 The reader, alignment and windows live in ``albert_tf.data.squad``, post-processing and the official evaluation
 scripts in ``albert_tf.evaluation``.
+
+Its task and model are imported on first use (``albert_tf.tasks`` says why).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from albert_tf.checkpoints.heads import declare_head_module
 from albert_tf.data.squad import SquadDataError
 from albert_tf.export.savedmodel import IDS_SIGNATURE
+from albert_tf.lazy import lazy_names
 from albert_tf.tasks.registry import TaskExport, register_task
-from albert_tf.tasks.squad.diagnostics import span_upper_bound
-from albert_tf.tasks.squad.model import AlbertSquad  # registers the heads' checkpoint names
-from albert_tf.tasks.squad.scoring import score
-from albert_tf.tasks.squad.task import SquadOptions, SquadTask, export_checkpoint, make_config, run
+from albert_tf.tasks.squad.options import SquadOptions, make_config
 
-__all__ = ["TASK", "AlbertSquad", "SquadOptions", "SquadTask", "export_checkpoint", "make_config", "run", "score",
-           "span_upper_bound"]
+# Public name -> the module of this package that defines it.
+_LAZY = {
+    "AlbertSquad": ".model",
+    "SquadTask": ".task",
+    "export_checkpoint": ".task",
+    "run": ".task",
+    "score": ".scoring",
+    "span_upper_bound": ".diagnostics",
+}
+
+__all__ = ["TASK", "SquadOptions", "make_config", *_LAZY]
+__getattr__, __dir__ = lazy_names(__name__, _LAZY, globals())
+
+declare_head_module(f"{__name__}.model")
 
 #: The run_squad flags that shape the windows, the head and the answers: export_savedmodel takes them with
 #: run_squad's names and defaults (:class:`SquadOptions`).
@@ -52,6 +66,8 @@ def _define_export_flags(fv: Any) -> None:
 
 
 def _export(fv: Any) -> str:
+    from albert_tf.tasks.squad.task import export_checkpoint
+
     return export_checkpoint(
         fv.checkpoint, fv.export_dir, albert_config_file=fv.albert_config_file, spm_model_file=fv.spm_model_file,
         max_seq_length=fv.max_seq_length, do_lower_case=fv.do_lower_case, sharing=fv.sharing,

@@ -18,8 +18,8 @@ from albert_tf.data import squad as squad_data
 from albert_tf.evaluation import squad_metrics
 from albert_tf.evaluation.squad_predictions import is_max_context, postprocess
 from albert_tf.files import write_text_atomic
+from albert_tf.tasks.squad.options import SquadOptions
 from albert_tf.tasks.squad.scoring import restrict_dataset
-from albert_tf.tasks.squad.task import SquadOptions
 from albert_tf.tokenization import FullTokenizer
 from albert_tf.training.task import TaskError
 

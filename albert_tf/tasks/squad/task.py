@@ -47,48 +47,16 @@ from absl import logging
 from albert_tf import files as _fs
 from albert_tf.data import squad as squad_data
 from albert_tf.evaluation.squad_predictions import SquadPredictions, postprocess
-from albert_tf.tasks.base import FineTuningOptions, FineTuningTask, export_metadata, input_buckets, load_albert_config
+from albert_tf.tasks.base import FineTuningTask, export_metadata, input_buckets, load_albert_config
+from albert_tf.tasks.squad.options import SquadOptions, make_config
 from albert_tf.tasks.squad.scoring import score, write_prediction_files
 from albert_tf.tokenization import FullTokenizer
 from albert_tf.training import experiment
-from albert_tf.training.experiment import run_trials, validate_options
-from albert_tf.training.run_config import ExperimentConfig, RunOptions
+from albert_tf.training.experiment import run_trials
+from albert_tf.training.run_config import ExperimentConfig, RunOptions, validate_options
 from albert_tf.training.task import PREDICT, TRAIN, TaskError
 
 MODEL_INPUTS = ("input_ids", "input_mask", "segment_ids")
-
-
-@dataclasses.dataclass
-class SquadOptions(FineTuningOptions):
-    """The SQuAD task's own ``run_squad`` flags (the official names and defaults of run_squad_v1/v2.py)."""
-
-    train_file: str | None = None
-    predict_file: str | None = None
-    max_seq_length: int = 384
-    doc_stride: int = 128
-    max_query_length: int = 64
-    version_2_with_negative: bool = False
-    n_best_size: int = 20
-    max_answer_length: int = 30
-    start_n_top: int = 5
-    end_n_top: int = 5
-    dropout_prob: float = 0.1
-    null_score_diff_threshold: float = 0.0
-    num_train_epochs: float = 3.0
-    warmup_proportion: float = 0.1
-    # Official cache-file flags: our caches are keyed by content, so only their directory is used.
-    train_feature_file: str | None = None
-    predict_feature_file: str | None = None
-    predict_feature_left_file: str | None = None
-    use_einsum: bool = True  # official v1 (TFLite) flag; our attention needs no switch
-    #: v1: the n-best start/end positions over every position, padding included, as the official post-processing
-    #: (a padding position can take one of the n_best_size slots and is then discarded). Needs fixed padding.
-    nbest_over_padding: bool = False
-
-
-def make_config(**options: Any) -> ExperimentConfig:
-    """A SQuAD experiment from flat options (the ``run_squad`` flag names; official aliases accepted)."""
-    return ExperimentConfig.from_flat(SquadOptions, options)
 
 
 def run(config: ExperimentConfig) -> dict[str, Any]:

@@ -30,6 +30,8 @@ the difference in standard errors of the difference.
     python benchmarks/finetune_parity.py --task=MRPC --seeds=2 --smoke   # checks the script (minutes)
     python benchmarks/finetune_parity.py --task=MRPC --only=albert_tf --first_seed=100 --seeds=2 --steps=1200 \
         --dev_curve_every=50      # a settings search: albert-tf's dev curve, on seeds the comparison does not use
+    python benchmarks/finetune_parity.py --task=SST-2 --only=transformers --transformers_order=albert_tf_cache \
+        # transformers drawing its batches as albert-tf does (its cache's fixed permutation, a shuffle buffer)
 
 ``--task`` is any GLUE task folder under ``../shared/data/glue`` with train and dev files (SST-2, MRPC, STS-B,
 CoLA) or ``squad_v1``: the answerable questions of ``squad/dev-v2.0-subset-a.json``, trained and predicted on
@@ -156,6 +158,8 @@ def settings_of(args: argparse.Namespace) -> dict:
     base["warmup_steps"] = args.warmup_steps or base["steps"] // 10
     if base["warmup_steps"] > base["steps"]:
         raise SystemExit(f"--warmup_steps={args.warmup_steps} is more than the {base['steps']} fine-tuning steps")
+    if args.transformers_order != "permutation":
+        base["transformers_order"] = args.transformers_order
     base.update(optimizer="adamw (official AdamWeightDecay: no bias correction, eps 1e-6, weight decay 0.01 except "
                           "LayerNorm and bias, global-norm clipping 1.0)", schedule="linear warm-up, linear decay to 0",
                 classifier_dropout=0.1, encoder_dropout=args.encoder_dropout)
@@ -269,6 +273,32 @@ def _batches(n: int, batch: int, seed: int):
     return (b["index"] for b in array_batches({"index": np.arange(n)}, batch, seed))
 
 
+def _cache_order_batches(n: int, batch: int, seed: int):
+    """Index arrays of batches drawn as albert-tf draws a GLUE training set: the cache's one fixed permutation
+    (``data.cache.training_order``), streamed through a shuffle buffer of ``data.batching.SHUFFLE_BUFFER`` records
+    (tf.data's: a uniform pick from the buffer, refilled from the stream), the buffer seeded per seed. The same
+    distribution of batches as albert-tf's side, not the same batches."""
+    import itertools
+    import random
+
+    import numpy as np
+
+    from albert_tf.data.batching import SHUFFLE_BUFFER
+    from albert_tf.data.cache import training_order
+
+    order, _ = training_order(range(n), shuffle=True)
+    stream = itertools.chain.from_iterable(itertools.repeat(order))
+    rng = random.Random(seed)
+    pool = list(itertools.islice(stream, SHUFFLE_BUFFER))
+    while True:
+        picks = []
+        for _ in range(batch):
+            i = rng.randrange(len(pool))
+            picks.append(pool[i])
+            pool[i] = next(stream)
+        yield np.array(picks)
+
+
 def _padded(rows: list, keys: tuple[str, ...]):
     """Dynamic padding: the batch cut to its longest real sequence (transformers' DataCollatorWithPadding)."""
     import torch
@@ -298,7 +328,8 @@ def run_transformers(args, settings: dict, hf_dir: str, seed: int, workdir: str)
     model.train()
     update = OfficialUpdate(model.named_parameters(), lamb=False, bias_correction=False)
     train = data["train"]
-    order = _batches(len(train), settings["train_batch_size"], seed)
+    draw = _cache_order_batches if args.transformers_order == "albert_tf_cache" else _batches
+    order = draw(len(train), settings["train_batch_size"], seed)
     for step in range(settings["steps"]):
         rows = [train[i] for i in next(order)]
         batch = _padded(rows, keys)
@@ -463,6 +494,10 @@ def parse_args(argv=None) -> argparse.Namespace:
                         "record the curve (the reported metrics stay the last step's)")
     p.add_argument("--only", choices=("albert_tf", "transformers"), default="",
                    help="run one side alone (a settings search); no comparison is made")
+    p.add_argument("--transformers_order", choices=("permutation", "albert_tf_cache"), default="permutation",
+                   help="how transformers' side draws a GLUE task's batches: a fresh permutation of the whole "
+                        "training set per seed (transformers' own sampler), or as albert-tf draws them (its cache's "
+                        "fixed permutation through a seeded 1,000-record shuffle buffer)")
     p.add_argument("--torch_threads", type=int, default=2)
     p.add_argument("--output", default="", help="also write the JSON here (after every run)")
     p.add_argument("--markdown", nargs="+", default=[], metavar="JSON",
@@ -586,7 +621,9 @@ def markdown(results: list[dict]) -> str:
             r = {**r, "albert_tf": r["albert_tf"][:done], "transformers_torch": r["transformers_torch"][:done]}
             ours, theirs = summarise(r["albert_tf"]), summarise(r["transformers_torch"])
             r.update(albert_tf_summary=ours, transformers_summary=theirs, comparison=compare(ours, theirs))
-        head = f"{r['task']} ({r['settings']['steps']}, {len(r['albert_tf'])}+{len(r['transformers_torch'])})"
+        same_draw = r["settings"].get("transformers_order") == "albert_tf_cache"
+        drawn = "; transformers drawn as albert-tf" if same_draw else ""
+        head = f"{r['task']} ({r['settings']['steps']}, {len(r['albert_tf'])}+{len(r['transformers_torch'])}{drawn})"
         for key, cmp in r["comparison"].items():
             # scores in percent (SQuAD's are already), the loss as it is
             scale, digits = (1.0, 3) if key == DEV_LOSS else (1.0 if r["task"] == "squad_v1" else 100.0, 1)

@@ -295,6 +295,30 @@ def test_finetune_parity_refuses_weights_past_their_schedule(capsys):
     assert (kept.pretrain_steps, kept.pretrain_schedule_steps) == (6000, 15000)
 
 
+def test_finetune_parity_cache_order_batches_draw_as_albert_tf_does():
+    """``--transformers_order=albert_tf_cache``: batches from the cache's fixed permutation through a 1,000-record
+    shuffle buffer, so the first k records drawn lie within the permutation's first k + 1,000 and each seed draws
+    them in its own order."""
+    import numpy as np
+
+    sys.path.insert(0, str(ROOT))
+    from albert_tf.data.batching import SHUFFLE_BUFFER
+    from albert_tf.data.cache import training_order
+    from benchmarks.finetune_parity import _cache_order_batches
+
+    n, batch, steps = 20_000, 32, 100
+    order, _ = training_order(range(n), shuffle=True)
+    position = {record: i for i, record in enumerate(order)}
+    drawn = {}
+    for seed in (0, 1):
+        stream = _cache_order_batches(n, batch, seed)
+        drawn[seed] = np.concatenate([next(stream) for _ in range(steps)]).tolist()
+        assert len(set(drawn[seed])) == batch * steps  # without replacement within an epoch
+        assert max(position[r] for r in drawn[seed]) < batch * steps + SHUFFLE_BUFFER
+    assert drawn[0] != drawn[1]
+    assert len(set(drawn[0]) & set(drawn[1])) > 0.5 * batch * steps  # mostly the same records, as albert-tf's seeds
+
+
 def test_parity_array_batches_cover_every_record_once_per_epoch():
     import numpy as np
 

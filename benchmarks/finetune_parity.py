@@ -307,6 +307,21 @@ def _padded(rows: list, keys: tuple[str, ...]):
     return {k: torch.tensor([list(getattr(r, k))[:longest] for r in rows], dtype=torch.long) for k in keys}
 
 
+def _glue_forward(model, rows: list, regression: bool):
+    """The model's outputs on ``rows`` (scores [B] for regression, logits [B, labels] otherwise) and the official
+    per-example loss: squared error, or softmax cross-entropy."""
+    import torch
+
+    batch = _padded(rows, ("input_ids", "input_mask", "segment_ids"))
+    logits = model(input_ids=batch["input_ids"], attention_mask=batch["input_mask"],
+                   token_type_ids=batch["segment_ids"]).logits
+    if regression:
+        scores = logits.squeeze(-1)
+        return scores, (scores - torch.tensor([r.label_id for r in rows], dtype=torch.float32)) ** 2
+    labels = torch.tensor([r.label_id for r in rows], dtype=torch.long)
+    return logits, torch.nn.functional.cross_entropy(logits, labels, reduction="none")
+
+
 def run_transformers(args, settings: dict, hf_dir: str, seed: int, workdir: str) -> dict:
     """One seed of transformers' model from ``hf_dir`` trained by the official update on the same features."""
     import torch
@@ -317,7 +332,6 @@ def run_transformers(args, settings: dict, hf_dir: str, seed: int, workdir: str)
     torch.manual_seed(seed)
     torch.set_num_threads(args.torch_threads)
     start = time.time()
-    keys = ("input_ids", "input_mask", "segment_ids")
     if args.task == "squad_v1":
         return _transformers_squad(args, settings, hf_dir, seed, workdir, start)
     data = glue_features(args.shared_data, args.task, settings["max_seq_length"])
@@ -331,35 +345,17 @@ def run_transformers(args, settings: dict, hf_dir: str, seed: int, workdir: str)
     draw = _cache_order_batches if args.transformers_order == "albert_tf_cache" else _batches
     order = draw(len(train), settings["train_batch_size"], seed)
     for step in range(settings["steps"]):
-        rows = [train[i] for i in next(order)]
-        batch = _padded(rows, keys)
-        logits = model(input_ids=batch["input_ids"], attention_mask=batch["input_mask"],
-                       token_type_ids=batch["segment_ids"]).logits
-        if data["regression"]:
-            labels = torch.tensor([r.label_id for r in rows], dtype=torch.float32)
-            loss = torch.nn.functional.mse_loss(logits.squeeze(-1), labels)
-        else:
-            labels = torch.tensor([r.label_id for r in rows], dtype=torch.long)
-            loss = torch.nn.functional.cross_entropy(logits, labels)
-        loss.backward()
+        _, per_example = _glue_forward(model, [train[i] for i in next(order)], data["regression"])
+        per_example.mean().backward()
         update.step(official_lr(step, settings["learning_rate"], settings["steps"], settings["warmup_steps"]))
     model.eval()
     predictions, losses = [], []
     with torch.no_grad():
         dev = data["dev"]
         for i in range(0, len(dev), 64):
-            rows = dev[i:i + 64]
-            batch = _padded(rows, keys)
-            logits = model(input_ids=batch["input_ids"], attention_mask=batch["input_mask"],
-                           token_type_ids=batch["segment_ids"]).logits
-            if data["regression"]:
-                labels = torch.tensor([r.label_id for r in rows], dtype=torch.float32)
-                losses.extend(((logits.squeeze(-1) - labels) ** 2).tolist())
-                predictions.extend(logits.squeeze(-1).tolist())
-            else:
-                labels = torch.tensor([r.label_id for r in rows], dtype=torch.long)
-                losses.extend(torch.nn.functional.cross_entropy(logits, labels, reduction="none").tolist())
-                predictions.extend(logits.argmax(-1).tolist())
+            logits, per_example = _glue_forward(model, dev[i:i + 64], data["regression"])
+            losses.extend(per_example.tolist())
+            predictions.extend(logits.tolist() if data["regression"] else logits.argmax(-1).tolist())
     from albert_tf.evaluation.glue_metrics import glue_metrics
 
     gold = [r.label_id for r in data["dev"]]

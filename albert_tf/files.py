@@ -49,6 +49,16 @@ def is_remote(path: str | os.PathLike) -> bool:
     return "://" in os.fspath(path)
 
 
+def read_errors(path: str) -> tuple[type[BaseException], ...]:
+    """What a failed read of ``path`` raises: ``OSError``, and for a remote path TensorFlow's ``OpError`` too (its
+    reads go through ``tf.io.gfile``, so TensorFlow is imported already)."""
+    if not is_remote(path):
+        return (OSError,)
+    import tensorflow as tf
+
+    return (OSError, tf.errors.OpError)
+
+
 def open_file(path: str, mode: str = "rb") -> Any:
     """A file object: ``open`` for a local path (text modes in UTF-8, as ``GFile`` reads and writes text), and
     ``tf.io.gfile.GFile`` for a remote one."""

@@ -135,3 +135,71 @@ def test_readme_engineer_command_runs_as_written(tmp_path, server, release):
     exports = sorted((work / "out" / "mrpc" / "export").iterdir())
     assert exports and (exports[-1] / "saved_model.pb").exists()
     assert (work / "out" / "mrpc" / "eval_results.json").exists() and (work / "out" / "mrpc" / "MRPC.tsv").exists()
+
+
+# Per runner: (arguments with one input mistake, the words of its one error line, the same arguments with the
+# mistake mended). The inputs are written by ``_write_inputs``; none of them needs the pretrained model.
+INPUT_MISTAKES = {
+    "run_classifier": (["--task_name=SST-2", "--data_dir=glue_bad", "--do_train"],
+                       "glue_bad/SST-2/train.tsv:3: label '7' is not one of ['0', '1']",
+                       ["--task_name=SST-2", "--data_dir=glue", "--do_train"]),
+    "run_squad": (["--train_file=cut.json", "--do_train"], "cut.json: not JSON",
+                  ["--train_file=train.json", "--do_train", "--version_2_with_negative"]),
+    "run_race": (["--data_dir=race_bad", "--do_train"], "answer 'E' is not one of A, B, C, D",
+                 ["--data_dir=race", "--do_train"]),
+    "run_pretraining": (["--input_file=missing-*.tfrecord"], "--input_file: no file matches 'missing-*.tfrecord'",
+                        ["--input_file=records-*.tfrecord"]),
+}
+
+
+def _write_inputs(folder: pathlib.Path) -> None:
+    import itertools
+    import json
+
+    for name, label in (("glue", "0"), ("glue_bad", "7")):
+        (folder / name / "SST-2").mkdir(parents=True)
+        (folder / name / "SST-2" / "train.tsv").write_text(f"sentence\tlabel\nit is good\t1\nit is bad\t{label}\n")
+    context = "The sun was bright over the hills."
+    question = {"id": "q1", "question": "What was bright?", "is_impossible": False,
+                "answers": [{"text": "The sun", "answer_start": 0}]}
+    squad = {"version": "v2.0", "data": [{"title": "t", "paragraphs": [{"context": context, "qas": [question]}]}]}
+    (folder / "train.json").write_text(json.dumps(squad))
+    (folder / "cut.json").write_text(json.dumps(squad)[:40])
+    for (name, answer), split in itertools.product((("race", "A"), ("race_bad", "E")), ("train", "dev")):
+        (folder / name / "RACE" / split / "middle").mkdir(parents=True)
+        passage = {"id": "middle1.txt", "article": context, "questions": ["What was bright?"],
+                   "options": [["The sun", "The rain", "The river", "The night"]], "answers": [answer]}
+        (folder / name / "RACE" / split / "middle" / "1.txt").write_text(json.dumps(passage))
+    (folder / "records-0.tfrecord").write_bytes(b"")  # its contents are checked against the preset's config
+
+
+def run_reporting_tensorflow(command: str, args: list[str], env: dict, cwd: pathlib.Path):
+    """``command args`` in a fresh interpreter whose last stdout line says whether TensorFlow got imported."""
+    code = (f"import sys; sys.argv[0] = {command!r}\nfrom albert_tf.cli.{command} import main\ntry:\n    main()\n"
+            "except SystemExit as e:\n    code = e.code\n"
+            "print('tensorflow imported' if 'tensorflow' in sys.modules else 'no tensorflow'); sys.exit(code)")
+    return run([sys.executable, "-c", code, *args], env, cwd)
+
+
+@pytest.mark.parametrize("command", sorted(INPUT_MISTAKES))
+def test_a_runner_checks_its_input_files_before_it_fetches_a_preset(tmp_path, command):
+    """A mistake in the data a runner reads answers before the pretrained preset is downloaded (which can take
+    minutes) and before TensorFlow starts: one line naming the file, and no request to the server. The same command
+    with the mistake mended does fetch (the server is asked, and answers 404), so the order is what kept the first
+    one off the network."""
+    bad, words, good = INPUT_MISTAKES[command]
+    _write_inputs(tmp_path)
+    with PresetServer() as server:  # holds no file: a fetch gets 404
+        entry = {"url": server.url("tiny.tar.gz"), "sha256": "0" * 64}
+        env = cache_env(tmp_path, presets_file(tmp_path / "presets.json", {"tiny_remote": entry}))
+        common = ["--init_checkpoint=tiny_remote", "--output_dir=out"]
+        refused = run_reporting_tensorflow(command, [*bad, *common], env, tmp_path)
+        assert refused.returncode == 2, (refused.stdout[-1000:], refused.stderr[-2000:])
+        assert words in refused.stderr and refused.stderr.count("error:") == 1, refused.stderr[-1000:]
+        assert refused.stdout.rstrip().endswith("no tensorflow"), refused.stdout[-300:]
+        assert server.requests == []
+        fetched = run_reporting_tensorflow(command, [*good, *common], env, tmp_path)
+        assert fetched.returncode == 2, (fetched.stdout[-1000:], fetched.stderr[-2000:])
+        assert "preset 'tiny_remote'" in fetched.stderr and "404" in fetched.stderr, fetched.stderr[-1000:]
+        assert server.gets("tiny.tar.gz") >= 1
+    assert not (tmp_path / "out").exists()

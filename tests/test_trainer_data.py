@@ -9,10 +9,10 @@ from synthetic_records import write_synthetic_records
 
 from albert_tf.data.pretraining.dataset import (
     PretrainingDataError,
-    expand_globs,
     pretraining_dataset,
     validate_pretraining_files,
 )
+from albert_tf.data.pretraining.record_files import expand_globs
 
 SEQ, PRED = 24, 4
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from absl import flags
@@ -188,9 +189,10 @@ def define_hub_module_flag(fv: flags.FlagValues = FLAGS) -> None:
     )
 
 
-def apply_hub_module(values: dict[str, Any]) -> dict[str, Any]:
+def apply_hub_module(values: dict[str, Any], fetch: bool = True) -> dict[str, Any]:
     """Fold ``albert_hub_module_handle`` into ``init_checkpoint``, ``albert_config_file`` and ``spm_model_file``
-    (explicit flags win); returns ``values`` without the handle."""
+    (explicit flags win); returns ``values`` without the handle. ``fetch=False`` reads nothing: the handle stands
+    in ``init_checkpoint`` until the module is resolved (for the checks that run before a download)."""
     from albert_tf.checkpoints.hub_module import resolve_hub_module
     from albert_tf.training.run_config import RunError
 
@@ -199,6 +201,9 @@ def apply_hub_module(values: dict[str, Any]) -> dict[str, Any]:
         return values
     if values.get("init_checkpoint"):
         raise RunError("give --init_checkpoint or --albert_hub_module_handle, not both")
+    if not fetch:
+        values["init_checkpoint"] = handle
+        return values
     from albert_tf.checkpoints.pretrained import is_preset_name, resolve_pretrained
 
     module = resolve_hub_module(resolve_pretrained(handle).directory if is_preset_name(handle) else handle)
@@ -271,23 +276,49 @@ def define_fine_tuning_flags(
     flags.DEFINE_alias("warmup_step", "num_warmup_steps", flag_values=fv)
 
 
-def fine_tuning_values(fv: flags.FlagValues = FLAGS) -> dict[str, Any]:
+def fine_tuning_values(fv: flags.FlagValues = FLAGS, fetch: bool = True) -> dict[str, Any]:
     """The flag values of a fine-tuning runner: a pretrained preset (``--init_checkpoint=albert_base_v2``) and the
-    hub module folded in, ``--spm_model_file=''`` as None."""
-    values = apply_hub_module(preset_values(fv))
+    hub module folded in, ``--spm_model_file=''`` as None. ``fetch=False``: neither is fetched nor read yet."""
+    values = apply_hub_module(preset_values(fv, fetch), fetch)
     values["spm_model_file"] = values.get("spm_model_file") or None
     return values
 
 
-def preset_values(fv: flags.FlagValues = FLAGS) -> dict[str, Any]:
+def preset_values(fv: flags.FlagValues = FLAGS, fetch: bool = True) -> dict[str, Any]:
     """:func:`option_values` with a pretrained preset named by ``--init_checkpoint`` fetched, and the config,
-    tokenizer and ``--do_lower_case`` it brings filled in where the command line does not set them."""
+    tokenizer and ``--do_lower_case`` it brings filled in where the command line does not set them.
+    ``fetch=False`` only checks that the name is a preset or a path (:func:`checked_config`'s first pass)."""
     from albert_tf.checkpoints.pretrained import check_bare_name, fill_from_preset
 
     values = option_values(fv)
     check_bare_name(values.get("init_checkpoint"))
+    if not fetch:
+        return values
     given = {name for name in values if fv[name].present}
     return fill_from_preset(values, given, set(values))
+
+
+def checked_config(
+    build: Callable[[bool], Any],
+    check_inputs: Callable[[Any, Any], Any],
+    schedule_from_data: bool = False,
+) -> Any:
+    """A runner's ExperimentConfig, checked in the order that makes a mistake cheapest to learn of.
+
+    ``build(fetch)`` makes the config from the flags (``fetch``: fetch and fill in the pretrained preset that
+    ``--init_checkpoint`` may name). First the flags (``run_config.validate_options``), then the task's input
+    files (``check_inputs(task_options, run_options)``: every GLUE row, SQuAD question or RACE file the run reads;
+    the pretraining record globs), both without TensorFlow and before the preset's download, which can take
+    minutes; the checks that need the preset's files (config, tokenizer, the records' ids against the vocabulary)
+    follow once it is fetched, in the task's ``from_options``.
+    ``schedule_from_data``: as in ``validate_options``.
+    """
+    from albert_tf.training.run_config import validate_options
+
+    config = build(False)
+    validate_options(config.trainer, config.run, schedule_from_data)
+    check_inputs(config.task, config.run)
+    return build(True)
 
 
 def apply_preset_flag(fv: flags.FlagValues, name: str) -> Any:

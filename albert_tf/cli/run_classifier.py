@@ -64,23 +64,24 @@ def define_flags(fv: flags.FlagValues = FLAGS) -> None:
     )
 
 
-def config_from_flags(fv: flags.FlagValues = FLAGS):
-    """The run's ExperimentConfig: every flag to its one field (no TensorFlow yet)."""
+def config_from_flags(fv: flags.FlagValues = FLAGS, fetch: bool = True):
+    """The run's ExperimentConfig: every flag to its one field (no TensorFlow yet); ``fetch``: fetch the pretrained
+    preset ``--init_checkpoint`` may name and fill in its files."""
     import math
 
     from albert_tf.tasks.glue.options import make_config
 
-    values = shared.fine_tuning_values(fv)
+    values = shared.fine_tuning_values(fv, fetch)
     threshold = values.get("threshold_to_export")
     values["threshold_to_export"] = None if threshold is None or math.isnan(threshold) else threshold
-    return make_config(**values)
+    return make_config(fetch_preset=fetch, **values)
 
 
 def _main(argv: list[str]) -> int:
-    from albert_tf.training.run_config import validate_options
+    from albert_tf.tasks.glue.inputs import check_inputs
 
-    config = config_from_flags()
-    validate_options(config.trainer, config.run)  # a flag mistake answers before TensorFlow's start-up
+    # flags, then the TSV files, both before a preset's download and TensorFlow's start-up
+    config = shared.checked_config(lambda fetch: config_from_flags(fetch=fetch), check_inputs)
     from albert_tf.tasks import glue
 
     summary = glue.run(config)

@@ -67,11 +67,12 @@ def define_flags(fv: flags.FlagValues = FLAGS) -> None:
 
 
 def _main(argv: list[str]) -> int:
+    from albert_tf.tasks.pretraining.inputs import check_inputs
     from albert_tf.tasks.pretraining.options import make_config
-    from albert_tf.training.run_config import validate_options
 
-    config = make_config(**shared.preset_values(FLAGS))
-    validate_options(config.trainer, config.run)  # a flag mistake answers before TensorFlow's start-up
+    # flags, then the record globs, both before a preset's download and TensorFlow's start-up
+    config = shared.checked_config(
+        lambda fetch: make_config(fetch_preset=fetch, **shared.preset_values(FLAGS, fetch)), check_inputs)
     from albert_tf.tasks import pretraining
 
     pretraining.run(config)

@@ -55,18 +55,19 @@ def define_flags(fv: flags.FlagValues = FLAGS) -> None:
     fv.set_default("do_eval", True)  # official default
 
 
-def config_from_flags(fv: flags.FlagValues = FLAGS):
-    """The run's ExperimentConfig: every flag to its one field (no TensorFlow yet)."""
+def config_from_flags(fv: flags.FlagValues = FLAGS, fetch: bool = True):
+    """The run's ExperimentConfig: every flag to its one field (no TensorFlow yet); ``fetch``: fetch the pretrained
+    preset ``--init_checkpoint`` may name and fill in its files."""
     from albert_tf.tasks.race.options import make_config
 
-    return make_config(**shared.fine_tuning_values(fv))
+    return make_config(fetch_preset=fetch, **shared.fine_tuning_values(fv, fetch))
 
 
 def _main(argv: list[str]) -> int:
-    from albert_tf.training.run_config import validate_options
+    from albert_tf.tasks.race.inputs import check_inputs
 
-    config = config_from_flags()
-    validate_options(config.trainer, config.run)  # a flag mistake answers before TensorFlow's start-up
+    # flags, then the RACE files, both before a preset's download and TensorFlow's start-up
+    config = shared.checked_config(lambda fetch: config_from_flags(fetch=fetch), check_inputs)
     from albert_tf.tasks import race
 
     summary = race.run(config)

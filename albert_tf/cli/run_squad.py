@@ -88,19 +88,21 @@ def define_flags(fv: flags.FlagValues = FLAGS) -> None:
     fv["num_warmup_steps"].help = "Linear warmup steps; < 0: int(num_train_steps * --warmup_proportion) (official)."
 
 
-def config_from_flags(fv: flags.FlagValues = FLAGS):
-    """The run's ExperimentConfig: every flag to its one field (no TensorFlow yet)."""
+def config_from_flags(fv: flags.FlagValues = FLAGS, fetch: bool = True):
+    """The run's ExperimentConfig: every flag to its one field (no TensorFlow yet); ``fetch``: fetch the pretrained
+    preset ``--init_checkpoint`` may name and fill in its files."""
     from albert_tf.tasks.squad.options import make_config
 
-    return make_config(**shared.fine_tuning_values(fv))
+    return make_config(fetch_preset=fetch, **shared.fine_tuning_values(fv, fetch))
 
 
 def _main(argv: list[str]) -> int:
-    from albert_tf.training.run_config import validate_options
+    from albert_tf.tasks.squad.inputs import check_inputs
 
-    config = config_from_flags()
-    # a flag mistake answers before TensorFlow's start-up; the step counts the data gives are checked later
-    validate_options(config.trainer, config.run, schedule_from_data=True)
+    # flags, then the JSON files, both before a preset's download and TensorFlow's start-up; the step counts the
+    # data gives are checked once the task has counted them
+    config = shared.checked_config(lambda fetch: config_from_flags(fetch=fetch), check_inputs,
+                                   schedule_from_data=True)
     from albert_tf.tasks import squad
 
     summary = squad.run(config)

@@ -49,7 +49,8 @@ def _vocab_size(spm_model: str | None, train: str) -> int:
         return int(spm.SentencePieceProcessor(model_file=spm_model).get_piece_size())
     from tensorflow.core.example import example_pb2
 
-    from albert_tf.data.pretraining.dataset import expand_globs, read_tfrecord_file
+    from albert_tf.data.pretraining.dataset import read_tfrecord_file
+    from albert_tf.data.pretraining.record_files import expand_globs
 
     top = 0
     for path in expand_globs(train):
@@ -66,7 +67,7 @@ def _held_out_records(workdir: str, train: str, spm_model: str | None, seed: int
     import json
 
     from albert_tf.data.pretraining import PretrainingDataConfig, TokenizerSpec, create_pretraining_data
-    from albert_tf.data.pretraining.dataset import expand_globs
+    from albert_tf.data.pretraining.record_files import expand_globs
     from albert_tf.data.sample_corpus import write_sample_corpus
 
     first = expand_globs(train)[0]

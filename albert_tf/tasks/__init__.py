@@ -15,9 +15,11 @@ to export it. Shared readers, layers and metrics stay on their floors (``data``,
   (``python -m albert_tf.tasks.squad span_upper_bound``).
 * ``race``: RACE multiple choice (``run_race``), accuracy overall and per level in one run.
 
-A package's ``options`` module holds its options dataclass and ``make_config``, plain Python; its task and model,
-which import TensorFlow, are imported on first use (PEP 562, :mod:`albert_tf.lazy`). So a runner builds and checks
-its config, and ``export_savedmodel --help`` lists every task's flags, before TensorFlow's start-up. The model
+A package's ``options`` module holds its options dataclass and ``make_config``, and its ``inputs`` module the
+``check_inputs`` of its input files, plain Python; its task and model, which import TensorFlow, are imported on
+first use (PEP 562, :mod:`albert_tf.lazy`). So a runner builds and checks its config and reads its input files
+before a pretrained preset's download and TensorFlow's start-up, and ``export_savedmodel --help`` lists every
+task's flags without TensorFlow. The model
 module registers the head's checkpoint names; the package names it to
 :func:`~albert_tf.checkpoints.heads.declare_head_module`, which imports it on the first head lookup.
 """

@@ -100,13 +100,15 @@ class ExperimentConfig:
         values: Mapping[str, Any],
         trainer_defaults: Mapping[str, Any] | None = None,
         ignore: tuple[str, ...] = (),
+        fetch_preset: bool = True,
     ) -> ExperimentConfig:
         """Distribute flat ``values`` (flag name -> value) over the three parts, each name to its one field.
 
         Unknown names raise :class:`RunError` (a flag that nothing reads is a bug), except those in ``ignore``
         (e.g. absl's own flags when ``values`` is ``FLAGS.flag_values_dict()``). An ``init_checkpoint`` that names
         a pretrained preset (``albert_base_v2``) is fetched, and fills ``albert_config_file``, the tokenizer and
-        ``do_lower_case`` where ``values`` leaves them unset (:func:`checkpoints.presets.fill_from_preset`).
+        ``do_lower_case`` where ``values`` leaves them unset (:func:`checkpoints.pretrained.fill_from_preset`);
+        ``fetch_preset=False`` leaves the name in place (a command line checks its inputs before a download).
         """
         parts: dict[str, dict[str, Any]] = {"task": {}, "trainer": dict(trainer_defaults or {}), "run": {}}
         owners = {f.name: "task" for f in dataclasses.fields(task_options)}
@@ -124,7 +126,8 @@ class ExperimentConfig:
             values["tpu"] = master
         values.pop("num_tpu_cores", None)
         given = {name for name, value in values.items() if value is not None and value != ""}
-        values = fill_from_preset(values, given, set(owners))
+        if fetch_preset:
+            values = fill_from_preset(values, given, set(owners))
         for name, value in values.items():
             owner = owners.get(name)
             if owner is None:

@@ -39,49 +39,14 @@ from albert_tf.data.pretraining.online_masking import (
     mask_batch,
     masking_key,
 )
+from albert_tf.data.pretraining.record_files import is_sidecar
 from albert_tf.data.pretraining.schema import (
-    SIDECAR_FORMAT,
     PretrainingDataError,
     feature_lengths,
     feature_spec,
     length_flag,
 )
 from albert_tf.data.tfrecord import TFRecordError, count_records, file_size, iter_records
-
-
-def is_sidecar(path: str) -> bool:
-    """Whether ``path`` is a JSON sidecar written by ``create_pretraining_data`` (never a record file)."""
-    if not path.endswith(".json"):
-        return False
-    try:
-        with _fs.open_file(path, "r") as f:
-            return json.loads(f.read()).get("format") == SIDECAR_FORMAT
-    except (ValueError, AttributeError, tf.errors.OpError):
-        return False
-
-
-def expand_globs(input_file: str | list[str], flag_name: str = "--input_file", log=None) -> list[str]:
-    """Comma-separated globs (or a list of them) -> sorted file list; each glob must match something.
-
-    ``create_pretraining_data`` sidecars matched by a glob are left out (said once through ``log``).
-    """
-    patterns = input_file if isinstance(input_file, (list, tuple)) else str(input_file or "").split(",")
-    patterns = [p.strip() for p in patterns if p and p.strip()]
-    if not patterns:
-        raise PretrainingDataError(f"{flag_name} is empty: give one or more comma-separated TFRecord globs")
-    files: list[str] = []
-    sidecars: list[str] = []
-    for pattern in patterns:
-        matched = sorted(_fs.match(pattern))
-        if not matched:
-            raise PretrainingDataError(f"{flag_name}: no file matches {pattern!r}")
-        for path in matched:
-            (sidecars if is_sidecar(path) else files).append(path)
-    if sidecars and log is not None:
-        log(f"{flag_name}: skipping {len(sidecars)} create_pretraining_data sidecar(s): {', '.join(sidecars)}")
-    if not files:
-        raise PretrainingDataError(f"{flag_name}: only sidecar files match {input_file!r}, no TFRecord file")
-    return files
 
 
 def read_tfrecord_file(path: str, limit: int | None = None):

@@ -3,7 +3,8 @@
 * ``task``: the job on the shared runner (:class:`GlueTask`, ``run``, ``export_checkpoint``);
 * ``model``: :class:`~albert_tf.tasks.glue.model.AlbertClassifier` and its head's checkpoint names;
 * ``export``: the raw-text, token-id and tf.Example serving signatures;
-* ``options``: :class:`GlueOptions` and ``make_config``, plain values.
+* ``options``: :class:`GlueOptions` and ``make_config``, plain values;
+* ``inputs``: ``check_inputs``, its option checks and the TSV files, read without TensorFlow.
 
 Readers and features live in ``albert_tf.data.glue``, the metrics in ``albert_tf.evaluation.glue_metrics``.
 

@@ -36,6 +36,7 @@ class GlueOptions(FineTuningOptions):
                             "drop --export_jit_compile or --export_real_tokens")
 
 
-def make_config(**options: Any) -> ExperimentConfig:
-    """A GLUE experiment from flat options (the ``run_classifier`` flag names; official aliases accepted)."""
-    return ExperimentConfig.from_flat(GlueOptions, options)
+def make_config(*, fetch_preset: bool = True, **options: Any) -> ExperimentConfig:
+    """A GLUE experiment from flat options (the ``run_classifier`` flag names; official aliases accepted);
+    ``fetch_preset=False`` leaves a preset name in ``init_checkpoint`` unfetched."""
+    return ExperimentConfig.from_flat(GlueOptions, options, fetch_preset=fetch_preset)

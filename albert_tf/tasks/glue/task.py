@@ -43,6 +43,7 @@ from albert_tf.tasks.base import (
     load_tokenizer,
 )
 from albert_tf.tasks.glue.export import export_classifier
+from albert_tf.tasks.glue.inputs import check_inputs, needed_splits
 from albert_tf.tasks.glue.model import AlbertClassifier, classification_per_example_loss, classifier_logits
 from albert_tf.tasks.glue.options import GlueOptions, make_config
 from albert_tf.tokenization import AlbertPreprocessor, FullTokenizer
@@ -92,27 +93,20 @@ class GlueTask(FineTuningTask):
 
     @classmethod
     def from_options(cls, options: GlueOptions, run: RunOptions, seed: int | None = None) -> GlueTask:
-        """Every check that needs no TF op: raises TaskError / GlueDataError / ConfigError with one line."""
-        for name in ("data_dir", "task_name", "albert_config_file"):
-            if not getattr(options, name) and (name != "data_dir" or run.do_train or run.do_eval or run.do_predict):
-                raise TaskError(f"--{name} is required")
-        if not 0.0 <= options.classifier_dropout < 1.0:
-            raise TaskError(f"--classifier_dropout={options.classifier_dropout} must be in [0, 1)")
-        processor = glue.get_processor(options.task_name)
+        """Every check that needs no TF op: raises TaskError / GlueDataError / ConfigError with one line. The input
+        files first (:func:`~albert_tf.tasks.glue.inputs.check_inputs`), then the pretrained model's config and
+        tokenizer."""
+        processor = check_inputs(options, run)
+        if not options.albert_config_file:
+            raise TaskError("--albert_config_file is required")
         if run.export_dir and not options.spm_model_file:
             raise TaskError("--export_dir writes an in-graph SentencePiece tokenizer: it needs --spm_model_file")
         tokenizer = load_tokenizer(options)
         albert_config = load_albert_config(options.albert_config_file, options.max_seq_length, tokenizer.vocab_size)
-        task = cls(processor, albert_config, options.max_seq_length, options, run, tokenizer, seed)
-        for split in task._needed_splits():
-            if not processor.get_examples(options.data_dir, split):  # parse + validate every row now
-                sources = ", ".join(processor.source_paths(options.data_dir, split))
-                raise glue.GlueDataError(f"{sources}: the {split} split holds no examples")
-        return task
+        return cls(processor, albert_config, options.max_seq_length, options, run, tokenizer, seed)
 
     def _needed_splits(self) -> list[str]:
-        run = self.run
-        return [s for s, on in ((glue.TRAIN, run.do_train), (glue.DEV, run.do_eval), (glue.TEST, run.do_predict)) if on]
+        return needed_splits(self.run)
 
     @property
     def max_seq_length(self) -> int:

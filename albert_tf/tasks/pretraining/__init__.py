@@ -2,9 +2,9 @@
 the benchmarks (``curve``). The records are read and checked by ``albert_tf.data.pretraining``; the model and losses
 are ``albert_tf.modeling``'s ``AlbertPretrainer``.
 
-The options and ``make_config`` are plain values (``options``); the task and the curve run, which need TensorFlow,
-are imported on first use (PEP 562), so that ``run_pretraining --help`` and a flag mistake do not pay for
-TensorFlow."""
+The options and ``make_config`` are plain values (``options``), and the record globs are expanded without
+TensorFlow (``inputs``); the task and the curve run, which need TensorFlow, are imported on first use (PEP 562), so
+that ``run_pretraining --help``, a flag mistake and a glob that matches nothing do not pay for TensorFlow."""
 
 from __future__ import annotations
 

@@ -7,10 +7,10 @@ import numpy as np
 
 from albert_tf.config import AlbertConfig
 from albert_tf.data.pretraining.dataset import (
-    expand_globs,
     online_masking_config,
     validate_pretraining_files,
 )
+from albert_tf.data.pretraining.record_files import expand_globs
 
 # The official run_pretraining defaults of the shared trainer options (official ``run_pretraining.py``).
 from albert_tf.tasks.pretraining.task import PretrainingTask

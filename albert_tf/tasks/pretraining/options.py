@@ -40,6 +40,8 @@ class PretrainingOptions:
     sentence_loss_weight: float = 1.0  # 1: the official MLM + SOP; 0: MLM only (Table 5's "no sentence loss")
 
 
-def make_config(**options: Any) -> ExperimentConfig:
-    """A pretraining experiment from flat options (the ``run_pretraining`` flag names)."""
-    return ExperimentConfig.from_flat(PretrainingOptions, {"do_train": True, **options}, TRAINER_DEFAULTS)
+def make_config(*, fetch_preset: bool = True, **options: Any) -> ExperimentConfig:
+    """A pretraining experiment from flat options (the ``run_pretraining`` flag names); ``fetch_preset=False``
+    leaves a preset name in ``init_checkpoint`` unfetched."""
+    return ExperimentConfig.from_flat(PretrainingOptions, {"do_train": True, **options}, TRAINER_DEFAULTS,
+                                      fetch_preset=fetch_preset)

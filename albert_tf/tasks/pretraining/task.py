@@ -21,7 +21,6 @@ import numpy as np
 
 from albert_tf.config import AlbertConfig
 from albert_tf.data.pretraining.dataset import (
-    expand_globs,
     online_masking_config,
     pretraining_dataset,
     validate_pretraining_files,
@@ -30,6 +29,7 @@ from albert_tf.data.pretraining.online_masking import OnlineMaskingConfig
 from albert_tf.data.pretraining.schema import MODEL_INPUTS
 from albert_tf.modeling import AlbertPretrainer
 from albert_tf.modeling.losses import per_example_pretraining_metrics, pretraining_losses
+from albert_tf.tasks.pretraining.inputs import check_inputs
 from albert_tf.tasks.pretraining.options import PretrainingOptions
 from albert_tf.training.experiment import run_experiment
 from albert_tf.training.run_config import ExperimentConfig, validate_options
@@ -86,36 +86,13 @@ class PretrainingTask(Task):
 
     @classmethod
     def from_options(cls, options: PretrainingOptions, run: Any, seed: int | None = 12345) -> PretrainingTask:
-        """The task of ``run_pretraining``: globs expanded and every record file checked before any TF work."""
+        """The task of ``run_pretraining``: the options and record globs (``inputs.check_inputs``), then every record
+        file checked against the model config, before any TF work."""
+        train_files, eval_files = check_inputs(options, run, log=_say)
         if not options.albert_config_file:
             raise TaskError("--albert_config_file is required")
-        for name in ("max_seq_length", "max_predictions_per_seq", "shuffle_buffer_size"):
-            if getattr(options, name) < 1:
-                raise TaskError(f"--{name} must be >= 1, got {getattr(options, name)}")
-        if options.max_predictions_per_seq > options.max_seq_length:
-            raise TaskError("--max_predictions_per_seq cannot exceed --max_seq_length")
-        if options.masked_lm_budget < 0:
-            raise TaskError(
-                f"--masked_lm_budget={options.masked_lm_budget} is out of range: it must be >= 0 "
-                "(0 = the records' masks, N > 0 = online masking of at most N tokens per sequence)"
-            )
-        prob = options.masked_lm_prob
-        if prob is not None and not (math.isfinite(prob) and 0 < prob <= 1):
-            raise TaskError(f"--masked_lm_prob={prob} is out of range: it must be in (0, 1]")
-        if prob is not None and options.masked_lm_budget == 0:
-            raise TaskError("--masked_lm_prob is read only with --masked_lm_budget > 0 (else the records' masks count)")
         config = AlbertConfig.load(options.albert_config_file)
         config.check_max_seq_length(options.max_seq_length)
-        train_files = eval_files = None
-        if run.do_train:
-            if not options.input_file:
-                raise TaskError("--input_file is required with --do_train")
-            train_files = expand_globs(options.input_file, "--input_file", log=_say)
-        if run.do_eval:
-            flag = "--eval_input_file" if options.eval_input_file else "--input_file"
-            if not (options.eval_input_file or options.input_file):
-                raise TaskError("--do_eval needs --eval_input_file (or --input_file)")
-            eval_files = expand_globs(options.eval_input_file or options.input_file, flag, log=_say)
         online = options.masked_lm_budget > 0
         for files in (train_files, eval_files):
             if files:

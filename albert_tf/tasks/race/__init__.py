@@ -3,7 +3,8 @@
 * ``task``: the job on the shared runner (accuracy overall and per level in one run);
 * ``model``: :class:`~albert_tf.tasks.race.model.AlbertMultipleChoice` and its head's checkpoint names;
 * ``export``: the raw-text (article, question, four options) and token-id serving signatures;
-* ``options``: :class:`RaceOptions` and ``make_config``, plain values.
+* ``options``: :class:`RaceOptions` and ``make_config``, plain values;
+* ``inputs``: ``check_inputs``, its option checks and the RACE files, read without TensorFlow.
 
 The reader and features live in ``albert_tf.data.race``, the accuracy per level in ``albert_tf.evaluation``.
 

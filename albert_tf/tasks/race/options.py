@@ -28,6 +28,7 @@ class RaceOptions(FineTuningOptions):
     num_keep_checkpoint: int = 5  # official flag, unused there too; --keep_checkpoint_max prunes
 
 
-def make_config(**options: Any) -> ExperimentConfig:
-    """A RACE experiment from flat options (the ``run_race`` flag names; official aliases accepted)."""
-    return ExperimentConfig.from_flat(RaceOptions, options)
+def make_config(*, fetch_preset: bool = True, **options: Any) -> ExperimentConfig:
+    """A RACE experiment from flat options (the ``run_race`` flag names; official aliases accepted);
+    ``fetch_preset=False`` leaves a preset name in ``init_checkpoint`` unfetched."""
+    return ExperimentConfig.from_flat(RaceOptions, options, fetch_preset=fetch_preset)

@@ -37,6 +37,7 @@ from albert_tf.tasks.base import (
     load_albert_config,
     load_tokenizer,
 )
+from albert_tf.tasks.race.inputs import SPLITS, check_inputs, needed_splits
 from albert_tf.tasks.race.options import RaceOptions, make_config
 from albert_tf.training import experiment
 from albert_tf.training.experiment import run_trials
@@ -45,7 +46,6 @@ from albert_tf.training.task import EVAL, PREDICT, TRAIN, TaskError
 
 MODEL_INPUTS = ("input_ids", "input_mask", "segment_ids")
 NUM_CHOICES = 4
-SPLITS = {TRAIN: "train", EVAL: "dev", PREDICT: "test"}
 
 
 def run(config: ExperimentConfig) -> dict[str, Any]:
@@ -72,39 +72,19 @@ class RaceTask(FineTuningTask):
 
     @classmethod
     def from_options(cls, options: RaceOptions, run: RunOptions, seed: int | None = None) -> RaceTask:
-        """Every check that needs no TF op (flags, config, tokenizer, every RACE file the run reads), one line each."""
-        if options.task_name.lower() != "race":
-            raise TaskError(f"--task_name={options.task_name}: run_race knows only 'race'")
-        for name in ("data_dir", "albert_config_file"):
-            if not getattr(options, name) and (name != "data_dir" or run.do_train or run.do_eval or run.do_predict):
-                raise TaskError(f"--{name} is required")
-        if options.middle_only and options.high_only:
-            raise TaskError("give at most one of --middle_only and --high_only")
-        if options.max_qa_length < 1 or options.max_seq_length <= options.max_qa_length + 3:
-            raise TaskError(
-                f"--max_seq_length={options.max_seq_length} must be > --max_qa_length + 3 "
-                f"({options.max_qa_length + 3}) and --max_qa_length >= 1: [CLS] article [SEP] qa [SEP]"
-            )
-        if not 0.0 <= options.dropout_prob < 1.0:
-            raise TaskError(f"--dropout_prob={options.dropout_prob} must be in [0, 1)")
+        """Every check that needs no TF op, one line each: the flags and every RACE file the run reads
+        (:func:`~albert_tf.tasks.race.inputs.check_inputs`), then the pretrained model's config and tokenizer."""
+        check_inputs(options, run)
+        if not options.albert_config_file:
+            raise TaskError("--albert_config_file is required")
         if run.export_dir and not options.spm_model_file:
             raise TaskError("--export_dir writes an in-graph SentencePiece tokenizer: it needs --spm_model_file")
         tokenizer = load_tokenizer(options)
         albert_config = load_albert_config(options.albert_config_file, options.max_seq_length, tokenizer.vocab_size)
-        task = cls(options, run, tokenizer, albert_config, seed)
-        for split in task._needed_splits():  # parse and validate every file now
-            examples = race_data.read_race_examples(
-                options.data_dir, SPLITS[split], options.middle_only, options.high_only
-            )
-            unlabelled = [e.example_id for e in examples if e.label is None]
-            if unlabelled and split != PREDICT:
-                raise TaskError(f"--data_dir {options.data_dir}: {SPLITS[split]} question {unlabelled[0]} has no "
-                                f"answer ({len(unlabelled)} without one); training and --do_eval need answers")
-        return task
+        return cls(options, run, tokenizer, albert_config, seed)
 
     def _needed_splits(self) -> list[str]:
-        run = self.run
-        return [s for s, on in ((TRAIN, run.do_train), (EVAL, run.do_eval), (PREDICT, run.do_predict)) if on]
+        return needed_splits(self.run)
 
     # ---------------------------------------------------------------- output directory
     def identity(self) -> dict[str, Any]:

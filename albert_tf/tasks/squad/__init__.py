@@ -6,7 +6,8 @@
 * ``scoring``: the official scores and prediction files; ``diagnostics``: the span upper bound
   (``python -m albert_tf.tasks.squad span_upper_bound``);
 * ``export``: the raw question + context signature (windows and post-processing in the graph) and token ids;
-* ``options``: :class:`SquadOptions` and ``make_config``, plain values.
+* ``options``: :class:`SquadOptions` and ``make_config``, plain values;
+* ``inputs``: ``check_inputs``, its option checks and the JSON files, read without TensorFlow.
 
 The reader, alignment and windows live in ``albert_tf.data.squad``, post-processing and the official evaluation
 scripts in ``albert_tf.evaluation``.

@@ -38,6 +38,7 @@ class SquadOptions(FineTuningOptions):
     nbest_over_padding: bool = False
 
 
-def make_config(**options: Any) -> ExperimentConfig:
-    """A SQuAD experiment from flat options (the ``run_squad`` flag names; official aliases accepted)."""
-    return ExperimentConfig.from_flat(SquadOptions, options)
+def make_config(*, fetch_preset: bool = True, **options: Any) -> ExperimentConfig:
+    """A SQuAD experiment from flat options (the ``run_squad`` flag names; official aliases accepted);
+    ``fetch_preset=False`` leaves a preset name in ``init_checkpoint`` unfetched."""
+    return ExperimentConfig.from_flat(SquadOptions, options, fetch_preset=fetch_preset)

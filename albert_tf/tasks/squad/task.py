@@ -48,6 +48,7 @@ from albert_tf import files as _fs
 from albert_tf.data import squad as squad_data
 from albert_tf.evaluation.squad_predictions import SquadPredictions, postprocess
 from albert_tf.tasks.base import FineTuningTask, export_metadata, input_buckets, load_albert_config
+from albert_tf.tasks.squad.inputs import check_inputs
 from albert_tf.tasks.squad.options import SquadOptions, make_config
 from albert_tf.tasks.squad.scoring import score, write_prediction_files
 from albert_tf.tokenization import FullTokenizer
@@ -99,44 +100,18 @@ class SquadTask(FineTuningTask):
 
     @classmethod
     def from_options(cls, options: SquadOptions, run: RunOptions, seed: int | None = None) -> SquadTask:
-        """Every check that needs no TF op (flags, config, tokenizer, both JSON files), one line each."""
+        """Every check that needs no TF op, one line each: the flags and both JSON files
+        (:func:`~albert_tf.tasks.squad.inputs.check_inputs`, whose questions the task keeps), then the pretrained
+        model's config and tokenizer."""
+        inputs = check_inputs(options, run)
         if not options.albert_config_file:
             raise TaskError("--albert_config_file is required")
-        if run.do_train and not options.train_file:
-            raise TaskError("--do_train needs --train_file (SQuAD JSON)")
-        if (run.do_eval or run.do_predict) and not options.predict_file:
-            raise TaskError("--do_eval/--do_predict need --predict_file (SQuAD JSON)")
-        squad_data.check_window_settings(options.max_seq_length, options.doc_stride, options.max_query_length)
-        for name in ("doc_stride", "n_best_size", "max_answer_length", "start_n_top", "end_n_top"):
-            if getattr(options, name) < 1:
-                raise TaskError(f"--{name} must be >= 1, got {getattr(options, name)}")
-        if not 0.0 <= options.dropout_prob < 1.0:
-            raise TaskError(f"--dropout_prob={options.dropout_prob} must be in [0, 1)")
-        if options.start_n_top > options.max_seq_length or options.end_n_top > options.max_seq_length:
-            raise TaskError("--start_n_top and --end_n_top must be <= --max_seq_length")
-        if options.nbest_over_padding:
-            if options.version_2_with_negative:
-                raise TaskError("--nbest_over_padding is a v1 option: the v2 beam masks padding (p_mask), as the "
-                                "official v2 does")
-            if input_buckets(options, PREDICT) not in (None, (options.max_seq_length,)):
-                raise TaskError(f"--nbest_over_padding needs every batch padded to --max_seq_length, as the official: "
-                                f"add --bucket_lengths=none (now {options.bucket_lengths!r})")
         tokenizer = load_tokenizer(options)
         albert_config = load_albert_config(options.albert_config_file, options.max_seq_length, tokenizer.vocab_size)
         task = cls(options, run, tokenizer, albert_config, seed)
-        v2 = options.version_2_with_negative
-        if run.do_train:
-            task.train_examples = squad_data.read_squad_examples(options.train_file, True, v2)
-            if not task.train_examples:
-                raise TaskError(f"--train_file {options.train_file} holds no question")
-        if run.do_eval or run.do_predict:
-            task.predict_dataset = squad_data.read_squad_json(options.predict_file)
-            task.predict_examples = squad_data.read_squad_examples(options.predict_file, False, v2,
-                                                                   dataset=task.predict_dataset)
-            if not task.predict_examples:
-                raise TaskError(f"--predict_file {options.predict_file} holds no question")
-            if run.do_eval and not any(e.answers or e.is_impossible for e in task.predict_examples):
-                raise TaskError(f"--do_eval: --predict_file {options.predict_file} has no gold answers to score")
+        task.train_examples = inputs.train_examples
+        task.predict_dataset = inputs.predict_dataset
+        task.predict_examples = inputs.predict_examples
         return task
 
     def training_schedule(self, trainer: Any) -> Any:

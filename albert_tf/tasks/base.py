@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from collections.abc import Callable
 from typing import Any
 
 from absl import logging
@@ -118,16 +119,22 @@ def load_tokenizer(options: FineTuningOptions) -> FullTokenizer:
     raise TaskError("give --spm_model_file (SentencePiece) or --vocab_file (WordPiece, with --spm_model_file='')")
 
 
-def load_albert_config(albert_config_file: str, max_seq_length: int, vocab_size: int) -> AlbertConfig:
-    """The fine-tuning model's config, checked against ``--max_seq_length`` and the tokenizer's vocabulary size
-    (one line, as a :class:`TaskError`, naming the flag that disagrees)."""
-    config = AlbertConfig.load(albert_config_file)
-    config.check_max_seq_length(max_seq_length)
+def load_pretrained_files(
+    options: FineTuningOptions, load: Callable[[Any], FullTokenizer] = load_tokenizer
+) -> tuple[FullTokenizer, AlbertConfig]:
+    """The tokenizer (``load(options)``; a task with its own tokenizer rules passes its loader) and the model config a
+    fine-tuning run starts from: ``--albert_config_file`` required, and checked against ``--max_seq_length`` and
+    the tokenizer's vocabulary size (one line, as a :class:`TaskError`, naming the flag that disagrees)."""
+    if not options.albert_config_file:
+        raise TaskError("--albert_config_file is required")
+    tokenizer = load(options)
+    config = AlbertConfig.load(options.albert_config_file)
+    config.check_max_seq_length(options.max_seq_length)
     try:
-        config.check_vocab_size(vocab_size)
+        config.check_vocab_size(tokenizer.vocab_size)
     except ConfigError as e:  # a run option error: same exit path as the other option checks
         raise TaskError(str(e)) from None
-    return config
+    return tokenizer, config
 
 
 def warn_random_initialisation() -> None:

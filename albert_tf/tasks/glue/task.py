@@ -39,8 +39,7 @@ from albert_tf.tasks.base import (
     export_metadata,
     has_tpu,
     input_buckets,
-    load_albert_config,
-    load_tokenizer,
+    load_pretrained_files,
 )
 from albert_tf.tasks.glue.export import export_classifier
 from albert_tf.tasks.glue.inputs import check_inputs, needed_splits
@@ -97,12 +96,9 @@ class GlueTask(FineTuningTask):
         files first (:func:`~albert_tf.tasks.glue.inputs.check_inputs`), then the pretrained model's config and
         tokenizer."""
         processor = check_inputs(options, run)
-        if not options.albert_config_file:
-            raise TaskError("--albert_config_file is required")
         if run.export_dir and not options.spm_model_file:
             raise TaskError("--export_dir writes an in-graph SentencePiece tokenizer: it needs --spm_model_file")
-        tokenizer = load_tokenizer(options)
-        albert_config = load_albert_config(options.albert_config_file, options.max_seq_length, tokenizer.vocab_size)
+        tokenizer, albert_config = load_pretrained_files(options)
         return cls(processor, albert_config, options.max_seq_length, options, run, tokenizer, seed)
 
     def _needed_splits(self) -> list[str]:

@@ -34,8 +34,7 @@ from albert_tf.tasks.base import (
     FineTuningTask,
     export_metadata,
     input_buckets,
-    load_albert_config,
-    load_tokenizer,
+    load_pretrained_files,
 )
 from albert_tf.tasks.race.inputs import SPLITS, check_inputs, needed_splits
 from albert_tf.tasks.race.options import RaceOptions, make_config
@@ -75,12 +74,9 @@ class RaceTask(FineTuningTask):
         """Every check that needs no TF op, one line each: the flags and every RACE file the run reads
         (:func:`~albert_tf.tasks.race.inputs.check_inputs`), then the pretrained model's config and tokenizer."""
         check_inputs(options, run)
-        if not options.albert_config_file:
-            raise TaskError("--albert_config_file is required")
         if run.export_dir and not options.spm_model_file:
             raise TaskError("--export_dir writes an in-graph SentencePiece tokenizer: it needs --spm_model_file")
-        tokenizer = load_tokenizer(options)
-        albert_config = load_albert_config(options.albert_config_file, options.max_seq_length, tokenizer.vocab_size)
+        tokenizer, albert_config = load_pretrained_files(options)
         return cls(options, run, tokenizer, albert_config, seed)
 
     def _needed_splits(self) -> list[str]:

@@ -47,7 +47,7 @@ from absl import logging
 from albert_tf import files as _fs
 from albert_tf.data import squad as squad_data
 from albert_tf.evaluation.squad_predictions import SquadPredictions, postprocess
-from albert_tf.tasks.base import FineTuningTask, export_metadata, input_buckets, load_albert_config
+from albert_tf.tasks.base import FineTuningTask, export_metadata, input_buckets, load_pretrained_files
 from albert_tf.tasks.squad.inputs import check_inputs
 from albert_tf.tasks.squad.options import SquadOptions, make_config
 from albert_tf.tasks.squad.scoring import score, write_prediction_files
@@ -104,10 +104,7 @@ class SquadTask(FineTuningTask):
         (:func:`~albert_tf.tasks.squad.inputs.check_inputs`, whose questions the task keeps), then the pretrained
         model's config and tokenizer."""
         inputs = check_inputs(options, run)
-        if not options.albert_config_file:
-            raise TaskError("--albert_config_file is required")
-        tokenizer = load_tokenizer(options)
-        albert_config = load_albert_config(options.albert_config_file, options.max_seq_length, tokenizer.vocab_size)
+        tokenizer, albert_config = load_pretrained_files(options, load_tokenizer)
         task = cls(options, run, tokenizer, albert_config, seed)
         task.train_examples = inputs.train_examples
         task.predict_dataset = inputs.predict_dataset

@@ -20,6 +20,8 @@ import sys
 import pytest
 from conftest import ROOT
 
+from tests.fresh_process import run_reporting_tensorflow
+
 PACKAGE = ROOT / "albert_tf"
 LAYERS = {
     "config": 0,
@@ -240,11 +242,9 @@ def test_every_command_answers_helpfull_with_exit_0(tmp_path, command):
 
 def _without_tensorflow(command: str, args: list[str], cwd) -> subprocess.CompletedProcess:
     """``command args`` in a fresh interpreter whose last stdout line says whether TensorFlow got imported."""
-    module, _ = COMMANDS[command]
-    code = (f"import sys; sys.argv[0] = {command!r}\nfrom {module} import main\ntry:\n    main()\n"
-            "except SystemExit as e:\n    code = e.code\n"
-            "print('tensorflow imported' if 'tensorflow' in sys.modules else 'no tensorflow'); sys.exit(code)")
-    return _run([sys.executable, "-c", code, *args], cwd=cwd, timeout=120)
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
+    env.pop("PYTHONPATH", None)
+    return run_reporting_tensorflow(COMMANDS[command][0], command, args, cwd, env)
 
 
 @pytest.mark.parametrize("command", sorted(COMMANDS))

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from tests.conftest import shared_path
+from tests.fresh_process import run_reporting_tensorflow
 from tests.preset_server import PresetServer, cache_env, presets_file, sha256, tarball, write_release
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -35,9 +36,13 @@ def server(release):
         yield s
 
 
+def runner_env(env: dict) -> dict:
+    """``env`` with this interpreter's console scripts on ``PATH`` and the checkout importable."""
+    return {**env, "PATH": f"{BIN}{os.pathsep}{env.get('PATH', '')}", "PYTHONPATH": str(ROOT)}
+
+
 def run(args: list[str], env: dict, cwd: pathlib.Path) -> subprocess.CompletedProcess:
-    env = {**env, "PATH": f"{BIN}{os.pathsep}{env.get('PATH', '')}", "PYTHONPATH": str(ROOT)}
-    return subprocess.run(args, env=env, cwd=str(cwd), capture_output=True, text=True, timeout=900)
+    return subprocess.run(args, env=runner_env(env), cwd=str(cwd), capture_output=True, text=True, timeout=900)
 
 
 def encoder_counts(stderr: str) -> tuple[int, ...]:
@@ -173,14 +178,6 @@ def _write_inputs(folder: pathlib.Path) -> None:
     (folder / "records-0.tfrecord").write_bytes(b"")  # its contents are checked against the preset's config
 
 
-def run_reporting_tensorflow(command: str, args: list[str], env: dict, cwd: pathlib.Path):
-    """``command args`` in a fresh interpreter whose last stdout line says whether TensorFlow got imported."""
-    code = (f"import sys; sys.argv[0] = {command!r}\nfrom albert_tf.cli.{command} import main\ntry:\n    main()\n"
-            "except SystemExit as e:\n    code = e.code\n"
-            "print('tensorflow imported' if 'tensorflow' in sys.modules else 'no tensorflow'); sys.exit(code)")
-    return run([sys.executable, "-c", code, *args], env, cwd)
-
-
 @pytest.mark.parametrize("command", sorted(INPUT_MISTAKES))
 def test_a_runner_checks_its_input_files_before_it_fetches_a_preset(tmp_path, command):
     """A mistake in the data a runner reads answers before the pretrained preset is downloaded (which can take
@@ -193,12 +190,14 @@ def test_a_runner_checks_its_input_files_before_it_fetches_a_preset(tmp_path, co
         entry = {"url": server.url("tiny.tar.gz"), "sha256": "0" * 64}
         env = cache_env(tmp_path, presets_file(tmp_path / "presets.json", {"tiny_remote": entry}))
         common = ["--init_checkpoint=tiny_remote", "--output_dir=out"]
-        refused = run_reporting_tensorflow(command, [*bad, *common], env, tmp_path)
+        refused = run_reporting_tensorflow(f"albert_tf.cli.{command}", command, [*bad, *common], tmp_path,
+                                           runner_env(env))
         assert refused.returncode == 2, (refused.stdout[-1000:], refused.stderr[-2000:])
         assert words in refused.stderr and refused.stderr.count("error:") == 1, refused.stderr[-1000:]
         assert refused.stdout.rstrip().endswith("no tensorflow"), refused.stdout[-300:]
         assert server.requests == []
-        fetched = run_reporting_tensorflow(command, [*good, *common], env, tmp_path)
+        fetched = run_reporting_tensorflow(f"albert_tf.cli.{command}", command, [*good, *common], tmp_path,
+                                           runner_env(env))
         assert fetched.returncode == 2, (fetched.stdout[-1000:], fetched.stderr[-2000:])
         assert "preset 'tiny_remote'" in fetched.stderr and "404" in fetched.stderr, fetched.stderr[-1000:]
         assert server.gets("tiny.tar.gz") >= 1

@@ -70,6 +70,8 @@ def test_validation_errors(tmp_path, files):
         expand_globs(str(tmp_path / "missing-*.tfrecord"))
     with pytest.raises(PretrainingDataError, match="is empty"):
         expand_globs(" , ")
+    with pytest.raises(PretrainingDataError, match=r"--input_file=.* is a directory; give its record files, e\.g\. "):
+        expand_globs(str(tmp_path))
     with pytest.raises(PretrainingDataError, match=r"part-0.tfrecord: record 0: 'input_ids' has 24 values"):
         validate_pretraining_files(files, 32, PRED, 500)
     with pytest.raises(PretrainingDataError, match="vocab_size is 100"):

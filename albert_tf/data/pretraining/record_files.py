@@ -36,6 +36,9 @@ def expand_globs(input_file: str | list[str], flag_name: str = "--input_file", l
     sidecars: list[str] = []
     for pattern in patterns:
         matched = _fs.glob(pattern)
+        if not matched and _fs.isdir(pattern):
+            raise PretrainingDataError(f"{flag_name}={pattern} is a directory; give its record files, e.g. "
+                                       f"{pattern.rstrip('/')}/*.tfrecord*")
         if not matched:
             raise PretrainingDataError(f"{flag_name}: no file matches {pattern!r}")
         for path in matched:

@@ -31,7 +31,7 @@ the difference in standard errors of the difference.
     python benchmarks/finetune_parity.py --task=MRPC --only=albert_tf --first_seed=100 --seeds=2 --steps=1200 \
         --dev_curve_every=50      # a settings search: albert-tf's dev curve, on seeds the comparison does not use
     python benchmarks/finetune_parity.py --task=SST-2 --only=transformers --transformers_order=albert_tf_cache \
-        # transformers drawing its batches as albert-tf does (its cache's fixed permutation, a shuffle buffer)
+        # transformers drawing its batches as albert-tf did from a one-file cache (a fixed permutation, a buffer)
 
 ``--task`` is any GLUE task folder under ``../shared/data/glue`` with train and dev files (SST-2, MRPC, STS-B,
 CoLA) or ``squad_v1``: the answerable questions of ``squad/dev-v2.0-subset-a.json``, trained and predicted on
@@ -274,10 +274,12 @@ def _batches(n: int, batch: int, seed: int):
 
 
 def _cache_order_batches(n: int, batch: int, seed: int):
-    """Index arrays of batches drawn as albert-tf draws a GLUE training set: the cache's one fixed permutation
-    (``data.cache.training_order``), streamed through a shuffle buffer of ``data.batching.SHUFFLE_BUFFER`` records
-    (tf.data's: a uniform pick from the buffer, refilled from the stream), the buffer seeded per seed. The same
-    distribution of batches as albert-tf's side, not the same batches."""
+    """Index arrays of batches drawn as albert-tf drew a GLUE training set from a one-file cache (its layout before
+    training caches were split into files read in a seed-drawn order, ``data.cache.record_paths``): the cache's one
+    fixed permutation (``data.cache.training_order``), streamed through a shuffle buffer of
+    ``data.batching.SHUFFLE_BUFFER`` records (tf.data's: a uniform pick from the buffer, refilled from the stream),
+    the buffer seeded per seed. The same distribution of batches as that side, not the same batches; it measured
+    how much of a gap came from every seed training on the same first part of one permutation."""
     import itertools
     import random
 
@@ -492,8 +494,9 @@ def parse_args(argv=None) -> argparse.Namespace:
                    help="run one side alone (a settings search); no comparison is made")
     p.add_argument("--transformers_order", choices=("permutation", "albert_tf_cache"), default="permutation",
                    help="how transformers' side draws a GLUE task's batches: a fresh permutation of the whole "
-                        "training set per seed (transformers' own sampler), or as albert-tf draws them (its cache's "
-                        "fixed permutation through a seeded 1,000-record shuffle buffer)")
+                        "training set per seed (transformers' own sampler), or as albert-tf drew them from a one-file "
+                        "cache (one fixed permutation through a seeded 1,000-record shuffle buffer; albert-tf's "
+                        "training caches are now files read in a seed-drawn order)")
     p.add_argument("--torch_threads", type=int, default=2)
     p.add_argument("--output", default="", help="also write the JSON here (after every run)")
     p.add_argument("--markdown", nargs="+", default=[], metavar="JSON",

@@ -220,7 +220,7 @@ class AlbertTf(DatasetImplementation):
         buckets = bucket_boundaries(DEFAULT_BUCKET_LENGTHS, seq)
 
         def make_dataset():
-            dataset = glue.load_dataset(cached.record_file, seq, False, args.batch, is_training=False,
+            dataset = glue.load_dataset(cached.record_files, seq, False, args.batch, is_training=False,
                                         drop_remainder=True, bucket_lengths=None if packing else buckets)
             # what GlueTask.build_inputs does for --packing=first_fit on one replica
             return pack_dataset(dataset, seq, args.batch, 1, buckets) if packing else dataset

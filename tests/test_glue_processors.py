@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import random
 
@@ -275,22 +276,22 @@ def test_cache_is_keyed_by_everything_that_affects_features(tmp_path):
     cache = str(tmp_path / "cache")
     first = glue.cached_features(proc, root, "train", tok, 8, cache)
     assert not first.reused and first.num_examples == 1
-    recs = _read_records(first.record_file, 8, False)
+    recs = _read_records(first.record_files, 8, False)
     assert recs[0]["input_ids"].tolist() == [2, 5, 6, 7, 3, 8, 1, 3]
     assert recs[0]["segment_ids"].tolist() == [0, 0, 0, 0, 0, 1, 1, 1]
     assert recs[0]["label_ids"] == 1 and recs[0]["is_real_example"] == 1
     again = glue.cached_features(proc, root, "train", tok, 8, cache)
-    assert again.reused and again.record_file == first.record_file
+    assert again.reused and again.record_files == first.record_files
     # Each change gives a new file (never a stale cache).
     other = {
-        glue.cached_features(proc, root, "train", tok, 16, cache).record_file,
-        glue.cached_features(proc, root, "train", WhitespaceTokenizer(["a"], tag="ws-2"), 8, cache).record_file,
+        tuple(glue.cached_features(proc, root, "train", tok, 16, cache).record_files),
+        tuple(glue.cached_features(proc, root, "train", WhitespaceTokenizer(["a"], tag="ws-2"), 8, cache).record_files),
     }
     _write(data, "RTE", "train.tsv", b"index\tsentence1\tsentence2\tlabel\n0\tA b c\td\tnot_entailment\n")
     changed = glue.cached_features(proc, root, "train", tok, 8, cache)
     assert not changed.reused
-    assert len(other | {first.record_file, changed.record_file}) == 4
-    assert _read_records(changed.record_file, 8, False)[0]["input_ids"].tolist() == [2, 5, 6, 7, 3, 8, 3, 0]
+    assert len(other | {tuple(first.record_files), tuple(changed.record_files)}) == 4
+    assert _read_records(changed.record_files, 8, False)[0]["input_ids"].tolist() == [2, 5, 6, 7, 3, 8, 3, 0]
 
 
 def test_regression_features_keep_float_labels(tmp_path):
@@ -299,7 +300,7 @@ def test_regression_features_keep_float_labels(tmp_path):
     split = glue.cached_features(
         glue.get_processor("sts-b"), root, "train", WhitespaceTokenizer(["a", "b"]), 6, str(tmp_path / "c")
     )
-    rec = _read_records(split.record_file, 6, True)[0]
+    rec = _read_records(split.record_files, 6, True)[0]
     assert rec["label_ids"] == pytest.approx(3.8)
 
 
@@ -313,9 +314,9 @@ def test_a_training_cache_is_written_in_one_seeded_permutation_of_a_sorted_file(
     proc, tok, cache = glue.get_processor("sts-b"), WhitespaceTokenizer(["a", "b"]), str(tmp_path / "c")
     in_file_order = glue.cached_features(proc, root, "train", tok, 6, cache)
     shuffled = glue.cached_features(proc, root, "train", tok, 6, cache, shuffle=True)
-    assert shuffled.record_file != in_file_order.record_file and shuffled.key["order"] == "shuffled-12345"
-    file_scores = [float(r["label_ids"]) for r in _read_records(in_file_order.record_file, 6, True)]
-    scores = [float(r["label_ids"]) for r in _read_records(shuffled.record_file, 6, True)]
+    assert shuffled.record_files != in_file_order.record_files and shuffled.key["order"] == "shuffled-12345"
+    file_scores = [float(r["label_ids"]) for r in _read_records(in_file_order.record_files, 6, True)]
+    scores = [float(r["label_ids"]) for r in _read_records(shuffled.record_files, 6, True)]
     assert file_scores == pytest.approx([i / 100 for i in range(200)])
     assert scores == pytest.approx([float(e.label) for e in shuffled.examples])  # examples come in record order
     assert sorted(scores) == pytest.approx(file_scores) and scores != pytest.approx(file_scores)
@@ -323,6 +324,18 @@ def test_a_training_cache_is_written_in_one_seeded_permutation_of_a_sorted_file(
     random.Random(12345).shuffle(expected)  # the official run_squad's shuffle of training examples
     assert scores == pytest.approx([i / 100 for i in expected])
     assert min(scores[:40]) < 1.0 < max(scores[:40])  # both genres in the first window
+    # The permutation is split into consecutive files (one per 32 records) that training reads in a seeded order;
+    # the file's order stays one file, as the official layout.
+    assert len(in_file_order.record_files) == 1 and in_file_order.key["layout"] == "one-file"
+    assert [os.path.basename(p)[-15:] for p in shuffled.record_files] == [f"-{k:05d}-of-00006" for k in range(6)]
+    base = shuffled.record_files[0][: -len("-00000-of-00006")]
+    with open(base + ".json", encoding="utf-8") as f:
+        assert json.load(f)["record_files"] == [os.path.basename(p) for p in shuffled.record_files]
+    os.remove(shuffled.record_files[3])  # a cache missing a file is written again, not read short
+    again = glue.cached_features(proc, root, "train", tok, 6, cache, shuffle=True)
+    assert not again.reused and again.record_files == shuffled.record_files
+    assert [float(r["label_ids"]) for r in _read_records(again.record_files, 6, True)] == pytest.approx(scores)
+    assert glue.cached_features(proc, root, "train", tok, 6, cache, shuffle=True).reused
     assert glue.cached_features(proc, root, "train", tok, 6, cache, shuffle=True).reused
 
 

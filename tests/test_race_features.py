@@ -197,7 +197,7 @@ def test_cache_key_reuse_and_dataset(race_root, tokenizer, tmp_path, monkeypatch
     with monkeypatch.context() as m:
         m.setattr(race.cache, "convert_examples", no_conversion)
         again = race.cached_features(str(data), "dev", tokenizer, 64, 16, cache)
-    assert again.reused and again.key == first.key and again.record_file == first.record_file
+    assert again.reused and again.key == first.key and again.record_files == first.record_files
 
     keys = {first.key}
     for kwargs in (
@@ -216,7 +216,8 @@ def test_cache_key_reuse_and_dataset(race_root, tokenizer, tmp_path, monkeypatch
     assert shuffled.reused and sorted(e.example_id for e in shuffled.examples) == sorted(
         e.example_id for e in first.examples) and [e.example_id for e in shuffled.examples] != [
         e.example_id for e in first.examples]
-    labels = [int(b["label_ids"].numpy()[0]) for b in race.load_dataset(shuffled.record_file, 64, 1, is_training=False)]
+    records = race.load_dataset(shuffled.record_files, 64, 1, is_training=False)
+    labels = [int(b["label_ids"].numpy()[0]) for b in records]
     assert labels == [e.label for e in shuffled.examples]  # the examples come in record order
     changed = data / "RACE" / "dev" / "high" / "73.txt"
     passage = json.loads(changed.read_text(encoding="utf-8"))
@@ -226,7 +227,7 @@ def test_cache_key_reuse_and_dataset(race_root, tokenizer, tmp_path, monkeypatch
     assert not edited.reused and edited.key not in keys
 
     expected = list(race.convert_examples(first.examples, tokenizer, 64, 16))
-    batches = list(race.load_dataset(first.record_file, 64, batch_size=5, is_training=False))
+    batches = list(race.load_dataset(first.record_files, 64, batch_size=5, is_training=False))
     assert [int(b["label_ids"].shape[0]) for b in batches] == [5] * (len(expected) // 5) + (
         [len(expected) % 5] if len(expected) % 5 else []
     )
@@ -238,7 +239,7 @@ def test_cache_key_reuse_and_dataset(race_root, tokenizer, tmp_path, monkeypatch
     assert b["label_ids"].dtype.name == "int32" and b["is_real_example"].numpy().tolist() == [1] * 5
     assert np.concatenate([x["label_ids"].numpy() for x in batches]).tolist() == [f.label for f in expected]
 
-    train = race.load_dataset(first.record_file, 64, batch_size=4, is_training=True, seed=3)
+    train = race.load_dataset(first.record_files, 64, batch_size=4, is_training=True, seed=3)
     shapes = [tuple(x["input_ids"].shape) for x in train.take(len(expected))]  # repeats past one epoch
     assert set(shapes) == {(4, 4, 64)}
 

@@ -504,7 +504,7 @@ def test_cache_key_reuse_side_file_and_dataset(tmp_path, any_tokenizer, spm_mode
     assert not first.reused and len(calls) == 1 and first.num_features == len(first.features) > 16
     second = squad.cached_features(squad_file, any_tokenizer, cache_dir=cache_dir, **args)
     assert second.reused and len(calls) == 1, "same key: no re-tokenisation"
-    assert (second.record_file, second.meta_file) == (first.record_file, first.meta_file)
+    assert (second.record_files, second.meta_file) == (first.record_files, first.meta_file)
     assert second.report == first.report and second.report.num_examples == 16
     strip = lambda f: {**_as_dict(f), "doc_offset": f.doc_offset, "input_ids": [], "input_mask": [],
                        "segment_ids": [], "p_mask": []}  # fmt: skip
@@ -533,24 +533,24 @@ def test_cache_key_reuse_side_file_and_dataset(tmp_path, any_tokenizer, spm_mode
         dict(args, do_lower_case=False),
         dict(args, is_training=False, version_2_with_negative=False),
     ]
-    names = {first.record_file}
+    names = {tuple(first.record_files)}
     for v in variants:
-        names.add(squad.cached_features(squad_file, any_tokenizer, cache_dir=cache_dir, **v).record_file)
+        names.add(tuple(squad.cached_features(squad_file, any_tokenizer, cache_dir=cache_dir, **v).record_files))
     other_tok = FullTokenizer(spm_model_file=str(spm_model), official_digit_comma=False)
-    names.add(squad.cached_features(squad_file, other_tok, cache_dir=cache_dir, **args).record_file)
+    names.add(tuple(squad.cached_features(squad_file, other_tok, cache_dir=cache_dir, **args).record_files))
     changed = _write_squad(tmp_path / "train.json", questions_per_paragraph=2)
-    names.add(squad.cached_features(changed, any_tokenizer, cache_dir=cache_dir, **args).record_file)
+    names.add(tuple(squad.cached_features(changed, any_tokenizer, cache_dir=cache_dir, **args).record_files))
     assert len(names) == len(variants) + 3
 
     # tf.data: dtypes, shapes, training labels.
-    ds = squad.load_dataset(first.record_file, 64, batch_size=4, is_training=True, seed=1)
+    ds = squad.load_dataset(first.record_files, 64, batch_size=4, is_training=True, seed=1)
     batch = next(iter(ds))
     assert set(batch) == {"unique_ids", "input_ids", "input_mask", "segment_ids", "p_mask", "start_positions",
                           "end_positions", "is_impossible"}  # fmt: skip
     assert all(t.dtype == tf.int32 for t in batch.values())
     assert batch["input_ids"].shape == (4, 64) and batch["unique_ids"].shape == (4,)
     predict = squad.cached_features(squad_file, any_tokenizer, cache_dir=cache_dir, **dict(args, is_training=False))
-    rows = list(squad.load_dataset(predict.record_file, 64, batch_size=5, is_training=False))
+    rows = list(squad.load_dataset(predict.record_files, 64, batch_size=5, is_training=False))
     ids = np.concatenate([r["unique_ids"].numpy() for r in rows])
     assert ids.tolist() == [f.unique_id for f in predict.features] and "start_positions" not in rows[0]
     assert ids[0] == 1000000000

@@ -259,9 +259,11 @@ def define_fine_tuning_flags(
     flags.DEFINE_bool(
         "shuffle_train_examples", True,
         "Write the training features in one seeded permutation (random.Random(12345), as the official run_squad "
-        "does); the input then shuffles through a 1,000-record buffer. --noshuffle_train_examples keeps the "
-        "training file's order, as the official run_classifier.py and run_race.py do: a sorted file (STS-B's is "
-        "sorted by genre) then trains on one part of it at a time.", flag_values=fv)
+        "does), split into up to 128 files; training reads the files in an order drawn from --seed anew each "
+        "epoch, then through a 1,000-record shuffle buffer, so each seed (and trial) starts from other examples. "
+        "--noshuffle_train_examples writes one file in the training file's order, read through the buffer alone, "
+        "as the official run_classifier.py and run_race.py do: a sorted file (STS-B's is sorted by genre) then "
+        "trains on one part of it at a time.", flag_values=fv)
     flags.DEFINE_integer(
         "num_trials", 1,
         "Fine-tune this many times with seeds --seed, --seed+1, ... (each a whole run in <output_dir>/trial_<k>, "

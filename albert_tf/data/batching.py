@@ -1,10 +1,18 @@
-"""The one ``tf.data`` pipeline over a task's cached record file (GLUE, SQuAD, RACE ``load_dataset``).
+"""The one ``tf.data`` pipeline over a task's cached record files (GLUE, SQuAD, RACE ``load_dataset``).
 
 Each task writes its features once per cache key as ``tf.train.Example`` records; this reads them every epoch, for
 training, evaluation and prediction alike, with the task's ``FixedLenFeature`` spec. Integer features come back
 as int32 (the official ``_decode_record``: TPUs take no int64), float features unchanged; ``shapes`` reshapes
 named features (RACE's flat ``[4 * L]`` ids -> ``[4, L]``). Shared so that the three tasks batch, shuffle and
 repeat the same way with one implementation. TensorFlow is imported on first use.
+
+Training order: a training cache in several files (``data.cache.record_paths``: consecutive parts of one seeded
+permutation) is read as the official pretraining input reads its files: the file list shuffled by the run's seed,
+anew each epoch, :data:`INTERLEAVE_FILES` files read in turn, then a :data:`SHUFFLE_BUFFER` shuffle. Each seed of
+``--num_trials`` so starts from other examples, and each epoch visits them in another order; one file (the file's
+order, ``--noshuffle_train_examples``) is read through the buffer alone, as the official fine-tuning input does.
+The files' order, the interleave and the buffer are all seeded and checkpointed with the iterator, so a resumed
+run reads exactly the records an uninterrupted one would.
 
 Length bucketing (``--bucket_lengths``): records are written padded to ``max_seq_length``, but most GLUE pairs
 are far shorter, and self-attention costs grow with the padded length. After batching, :func:`trim_batch` cuts the
@@ -26,6 +34,7 @@ from typing import Any
 
 __all__ = [
     "DEFAULT_BUCKET_LENGTHS",
+    "INTERLEAVE_FILES",
     "SEQUENCE_FEATURES",
     "SHUFFLE_BUFFER",
     "bucket_boundaries",
@@ -36,6 +45,8 @@ __all__ = [
 
 # The official task input_fns shuffle with a buffer of 100; 1000 mixes better and still fits any host.
 SHUFFLE_BUFFER = 1000
+#: Training files read in turn (the official run_pretraining.py input_fn's ``cycle_length=min(4, len(files))``).
+INTERLEAVE_FILES = 4
 #: ``--bucket_lengths`` default: multiples that keep XLA/TPU shapes few and tile well (``none`` turns bucketing off).
 DEFAULT_BUCKET_LENGTHS = "32,48,64,80,96,128,192,256,384,512"
 _OFF = ("", "none", "off", "0", "false")
@@ -101,7 +112,7 @@ def bucket_length(longest, boundaries: Sequence[int]):
 
 
 def record_dataset(
-    record_file: str | Sequence[str],
+    record_files: str | Sequence[str],
     spec: Mapping[str, Any],
     batch_size: int,
     is_training: bool,
@@ -110,13 +121,14 @@ def record_dataset(
     shapes: Mapping[str, Sequence[int]] | None = None,
     bucket_lengths: Sequence[int] | None = None,
 ):
-    """``tf.data`` of feature dicts parsed from ``record_file`` with ``spec`` (int64 -> int32, reshaped by
+    """``tf.data`` of feature dicts parsed from ``record_files`` with ``spec`` (int64 -> int32, reshaped by
     ``shapes``), batched by ``batch_size``.
 
-    Training: shuffle (buffer :data:`SHUFFLE_BUFFER`, ``seed``, reshuffled each epoch), repeat, drop the remainder.
-    Otherwise file order, once, keeping the last partial batch unless ``drop_remainder``. With ``bucket_lengths``
-    (from :func:`bucket_boundaries`) each batch is cut by :func:`trim_batch` (its sequence axis becomes ``None``
-    in the element spec); without, every batch keeps the full padded length.
+    Training: with several files, their order drawn from ``seed`` each epoch and :data:`INTERLEAVE_FILES` read in
+    turn; then a shuffle (buffer :data:`SHUFFLE_BUFFER`, ``seed``, reshuffled each epoch), repeat, drop the
+    remainder. Otherwise the files in order, once, keeping the last partial batch unless ``drop_remainder``. With
+    ``bucket_lengths`` (from :func:`bucket_boundaries`) each batch is cut by :func:`trim_batch` (its sequence axis
+    becomes ``None`` in the element spec); without, every batch keeps the full padded length.
     """
     import tensorflow as tf
 
@@ -130,9 +142,18 @@ def record_dataset(
             out[name] = tf.reshape(value, list(shapes[name])) if name in shapes else value
         return out
 
-    ds = tf.data.TFRecordDataset(record_file)
-    if is_training:
+    files = [record_files] if isinstance(record_files, str) else list(record_files)
+    if is_training and len(files) > 1:
+        ds = tf.data.Dataset.from_tensor_slices(files)
+        ds = ds.shuffle(len(files), seed=seed, reshuffle_each_iteration=True).repeat()
+        ds = ds.interleave(tf.data.TFRecordDataset, cycle_length=min(INTERLEAVE_FILES, len(files)), block_length=1,
+                           num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
+        ds = ds.shuffle(SHUFFLE_BUFFER, seed=seed, reshuffle_each_iteration=True)
+    elif is_training:
+        ds = tf.data.TFRecordDataset(files)
         ds = ds.shuffle(SHUFFLE_BUFFER, seed=seed, reshuffle_each_iteration=True).repeat()
+    else:
+        ds = tf.data.TFRecordDataset(files)
     ds = ds.map(parse, num_parallel_calls=tf.data.AUTOTUNE)
     ds = ds.batch(batch_size, drop_remainder=drop_remainder or is_training)
     if bucket_lengths:

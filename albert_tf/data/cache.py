@@ -1,5 +1,5 @@
 """Cache keys for converted task features (GLUE, SQuAD, RACE): what goes into a key, how it becomes a file name,
-and the order training examples are written in.
+the order training examples are written in, and the files they are written to.
 
 A task cache (``data/glue/features.py``, ``data/squad/cache.py``, ``data/race/cache.py``) is reused only while
 everything that affects its features is unchanged. The task builds a JSON-able key dict (format version, flags,
@@ -7,23 +7,47 @@ record order, ...) with the helpers here -- the content hash of each source file
 ``tf.io.gfile`` so ``gs://`` works) and the tokenizer's identity (:func:`tokenizer_identity`) -- and names its files
 after :func:`key_digest`. Shared so that the task packages key and order their caches the same way with one
 implementation.
+
+A training cache written in the seeded permutation is split into consecutive files (:func:`record_paths`,
+:func:`write_records`) so that the input pipeline can read them in an order drawn from the run's seed, anew each
+epoch (``data.batching.record_dataset``): without it every seed of ``--num_trials`` would train on the same first
+part of the permutation, and a run shorter than an epoch would measure the spread of initialisation and dropout
+only, not of which examples it saw. Evaluation and prediction caches, and a training cache in the file's order
+(``--noshuffle_train_examples``, the official runners' layout), stay one file.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import random
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, TypeVar
 
 from albert_tf import files as _fs
 
-__all__ = ["TRAIN_SHUFFLE_SEED", "file_digest", "key_digest", "tokenizer_identity", "training_order"]
+__all__ = [
+    "SHARD_MAX_FILES",
+    "SHARD_MIN_RECORDS",
+    "TRAIN_SHUFFLE_SEED",
+    "existing_record_files",
+    "file_digest",
+    "key_digest",
+    "record_layout",
+    "record_paths",
+    "tokenizer_identity",
+    "training_order",
+    "write_records",
+]
 
 #: The seed of the one shuffle of training examples before they are written (the official run_squad_v{1,2}.py's
 #: ``random.Random(12345)``).
 TRAIN_SHUFFLE_SEED = 12345
+#: A sharded training cache has one file per this many records (fewer for a small split), at most SHARD_MAX_FILES:
+#: fine enough that seeds draw different examples first (MRPC's 3,668 pairs: 114 files), few enough for a bucket.
+SHARD_MIN_RECORDS = 32
+SHARD_MAX_FILES = 128
 _T = TypeVar("_T")
 
 
@@ -41,6 +65,58 @@ def training_order(examples: Sequence[_T], shuffle: bool) -> tuple[list[_T], str
         return ordered, "file"
     random.Random(TRAIN_SHUFFLE_SEED).shuffle(ordered)
     return ordered, f"shuffled-{TRAIN_SHUFFLE_SEED}"
+
+
+def record_layout(sharded: bool) -> str:
+    """The files' layout for a cache key: ``"shards-32-128"`` (:data:`SHARD_MIN_RECORDS`, :data:`SHARD_MAX_FILES`)
+    or ``"one-file"``; a change of either constant writes the cache again."""
+    return f"shards-{SHARD_MIN_RECORDS}-{SHARD_MAX_FILES}" if sharded else "one-file"
+
+
+def record_paths(path: str, num_records: int, sharded: bool) -> list[str]:
+    """The files a cache of ``num_records`` records is written to: ``[path]``, or with ``sharded``
+    ``path-00000-of-000NN`` ... (``max(1, min(SHARD_MAX_FILES, num_records // SHARD_MIN_RECORDS))`` files)."""
+    if not sharded:
+        return [path]
+    count = max(1, min(SHARD_MAX_FILES, num_records // SHARD_MIN_RECORDS))
+    return [f"{path}-{k:05d}-of-{count:05d}" for k in range(count)]
+
+
+def write_records(paths: Sequence[str], records: Iterable[bytes], num_records: int) -> None:
+    """Write ``num_records`` serialized records to ``paths`` in order, consecutive runs of equal size (file ``k``
+    holds records ``k * n // len(paths)`` up to ``(k + 1) * n // len(paths)``), each file under a temporary name,
+    renamed when complete (removed when the records fail, e.g. a conversion error). Raises ``ValueError`` when
+    ``records`` yields another count than ``num_records``."""
+    import tensorflow as tf
+
+    stream = iter(records)
+    count = len(paths)
+    for k, path in enumerate(paths):
+        size = (k + 1) * num_records // count - k * num_records // count
+        tmp = _fs.temporary_name(path)
+        try:
+            with tf.io.TFRecordWriter(tmp) as writer:
+                for _ in range(size):
+                    record = next(stream, None)
+                    if record is None:
+                        raise ValueError(f"{path}: fewer records than the {num_records} announced")
+                    writer.write(record)
+        except BaseException:  # a conversion error or Ctrl-C: no half file is left behind, under any name
+            if _fs.exists(tmp):
+                _fs.remove(tmp)
+            raise
+        _fs.replace(tmp, path)
+    if next(stream, None) is not None:
+        raise ValueError(f"{paths[-1]}: more records than the {num_records} announced")
+
+
+def existing_record_files(directory: str, names: Any) -> list[str] | None:
+    """The paths of a side file's ``record_files`` (base names in ``directory``), or None when the entry is not a
+    non-empty list of names or one of the files is missing: then the cache is written again."""
+    if not isinstance(names, list) or not names or not all(isinstance(n, str) and n for n in names):
+        return None
+    paths = [os.path.join(directory, n) for n in names]
+    return paths if all(_fs.isfile(p) for p in paths) else None
 
 
 def file_digest(path: str) -> str:

@@ -120,11 +120,14 @@ def load_tokenizer(options: FineTuningOptions) -> FullTokenizer:
 
 
 def load_pretrained_files(
-    options: FineTuningOptions, load: Callable[[Any], FullTokenizer] = load_tokenizer
+    options: FineTuningOptions, run: Any, load: Callable[[Any], FullTokenizer] = load_tokenizer
 ) -> tuple[FullTokenizer, AlbertConfig]:
     """The tokenizer (``load(options)``; a task with its own tokenizer rules passes its loader) and the model config a
     fine-tuning run starts from: ``--albert_config_file`` required, and checked against ``--max_seq_length`` and
-    the tokenizer's vocabulary size (one line, as a :class:`TaskError`, naming the flag that disagrees)."""
+    the tokenizer's vocabulary size; with ``--export_dir``, a SentencePiece model for the export's in-graph
+    tokenizer. Each as one line, a :class:`TaskError` naming the flag that is missing or disagrees."""
+    if run.export_dir and not options.spm_model_file:
+        raise TaskError("--export_dir writes an in-graph SentencePiece tokenizer: it needs --spm_model_file")
     if not options.albert_config_file:
         raise TaskError("--albert_config_file is required")
     tokenizer = load(options)

@@ -28,8 +28,8 @@ What the official ``classifier_utils.py`` does, and where we differ on purpose:
   ``max_seq_length - 2``.
 * The official cache reuses ``<task>_train.tf_record`` whenever it exists, even after a flag
   changed. Ours is keyed by everything that affects the features (content hash of the TSV,
-  tokenizer identity, ``max_seq_length``, task, split, labels, format version), so a stale
-  cache is never read.
+  tokenizer identity, ``max_seq_length``, task, split, labels, record order and layout, format
+  version), so a stale cache is never read.
 * ``mnli-mm`` (official key ``mismnli``) and ``ax`` (official ``AXProcessor``, not registered
   there) are registered here; AX is predicted with an MNLI model (same labels).
 * MRPC can also be read from the raw Microsoft files (``msr_paraphrase_train.txt`` +

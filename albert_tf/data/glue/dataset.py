@@ -1,4 +1,4 @@
-"""The ``tf.data`` input pipeline over a cached GLUE record file (see ``features``).
+"""The ``tf.data`` input pipeline over a cached GLUE split's record files (see ``features``).
 
 The cache (``features``) writes a split's records once per key; this reads them every epoch, for training,
 evaluation and prediction alike. It parses with the same :func:`~albert_tf.data.glue.features.feature_spec`
@@ -15,7 +15,7 @@ from albert_tf.data.glue.features import feature_spec
 
 
 def load_dataset(
-    record_file: str,
+    record_files: str | Sequence[str],
     max_seq_length: int,
     is_regression: bool,
     batch_size: int,
@@ -25,14 +25,14 @@ def load_dataset(
     bucket_lengths: Sequence[int] | None = None,
 ):
     """``tf.data`` of feature dicts (``input_ids``/``input_mask``/``segment_ids`` int32, ``label_ids``,
-    ``is_real_example``) from a cached record file.
+    ``is_real_example``) from a cached split's record files.
 
-    Training repeats, shuffles (the official buffer is 100; we use 1000 for better mixing, seeded)
-    and drops the remainder. Evaluation/prediction reads in file order, once, keeping the last
+    Training repeats, shuffles (the shard order drawn from ``seed``, then a buffer of 1000; the official buffer is
+    100) and drops the remainder. Evaluation/prediction reads in file order, once, keeping the last
     partial batch unless ``drop_remainder``.
     """
     spec = feature_spec(max_seq_length, is_regression)
     return record_dataset(
-        record_file, spec, batch_size, is_training, seed=seed, drop_remainder=drop_remainder,
+        record_files, spec, batch_size, is_training, seed=seed, drop_remainder=drop_remainder,
         bucket_lengths=bucket_lengths,
     )

@@ -1,11 +1,13 @@
 """GLUE features: one example -> packed ids, written as ``tf.train.Example`` records in a keyed cache.
 
 :func:`convert_example` is the official ``convert_single_example`` (tokenize, truncate, pack, map the label).
-:func:`cached_features` converts a whole split once and reuses the record file only while everything that
-affects the features is unchanged: the file name carries a hash of :func:`cache_key` (content hash of the
-source files, tokenizer identity, ``max_seq_length``, task, split, labels, ``FEATURE_FORMAT_VERSION``), so a
-stale cache is never read (the official cache reuses ``<task>_train.tf_record`` even after a flag changed).
-Files are written under a temporary name and renamed when complete, through ``tf.io.gfile``.
+:func:`cached_features` converts a whole split once and reuses its record files only while everything that
+affects the features is unchanged: the file names carry a hash of :func:`cache_key` (content hash of the
+source files, tokenizer identity, ``max_seq_length``, task, split, labels, record order and layout,
+``FEATURE_FORMAT_VERSION``), so a stale cache is never read (the official cache reuses ``<task>_train.tf_record``
+even after a flag changed). A shuffled training split is written in consecutive shards (``data.cache.record_paths``)
+that training reads in a seed-drawn order. Files are written under a temporary name and renamed when complete,
+through ``tf.io.gfile``.
 """
 
 from __future__ import annotations
@@ -18,7 +20,16 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from albert_tf import files as _fs
-from albert_tf.data.cache import file_digest, key_digest, tokenizer_identity, training_order
+from albert_tf.data.cache import (
+    existing_record_files,
+    file_digest,
+    key_digest,
+    record_layout,
+    record_paths,
+    tokenizer_identity,
+    training_order,
+    write_records,
+)
 from albert_tf.data.glue.tsv import GlueProcessor, InputExample
 from albert_tf.tokenization.packing import pack_inputs
 
@@ -66,9 +77,10 @@ def cache_key(
     order: str = "file",
 ) -> dict[str, Any]:
     """Everything that affects the features of one split (the cache file name hashes it); ``order`` is the record
-    order's name from ``data.cache.training_order``."""
+    order's name from ``data.cache.training_order`` (a shuffled split is also split into files)."""
     return {
         "order": order,
+        "layout": record_layout(order != "file"),
         "format_version": FEATURE_FORMAT_VERSION,
         "task": processor.name,
         "split": split,
@@ -118,9 +130,10 @@ def _serialize(features: InputFeatures, is_regression: bool) -> bytes:
 
 @dataclasses.dataclass
 class CachedSplit:
-    """A split converted to TFRecords: the record file, its key and the examples behind it (in record order)."""
+    """A split converted to TFRecords: the record files (one, or a shuffled training split's consecutive shards),
+    its key and the examples behind it (in record order)."""
 
-    record_file: str
+    record_files: list[str]
     key: dict[str, Any]
     examples: list[InputExample]
     num_examples: int
@@ -138,9 +151,10 @@ def cached_features(
 ) -> CachedSplit:
     """Read, convert and write one split to ``cache_dir``, or reuse the file with the same key.
 
-    The file name carries a hash of :func:`cache_key`; a JSON sidecar records the key and the
-    example count. Writing goes to a temporary name first, so a killed run leaves no half file. ``shuffle``
-    writes the examples in ``data.cache.training_order``'s seeded permutation (for a training split).
+    The file names carry a hash of :func:`cache_key`; a JSON sidecar, written last, records the key, the example
+    count and the record files. Writing goes to a temporary name first, so a killed run leaves no half file.
+    ``shuffle`` writes the examples in ``data.cache.training_order``'s seeded permutation, split into files
+    (``data.cache.record_paths``; for a training split).
     """
     sources = processor.source_paths(data_dir, split)
     examples, order = training_order(processor.get_examples(data_dir, split), shuffle)
@@ -149,26 +163,27 @@ def cached_features(
     _fs.makedirs(cache_dir)
     record = os.path.join(cache_dir, f"{processor.name}_{split}_{digest}.tf_record")
     sidecar = record + ".json"
-    if _fs.isfile(record) and _fs.isfile(sidecar):
+    if _fs.isfile(sidecar):
         meta = json.loads(_fs.read_bytes(sidecar).decode("utf-8"))
-        if meta.get("key") == key and meta.get("num_examples") == len(examples):
+        paths = existing_record_files(cache_dir, meta.get("record_files"))
+        if paths and meta.get("key") == key and meta.get("num_examples") == len(examples):
             logger.info("reusing cached features %s (%d examples)", record, len(examples))
-            return CachedSplit(record, key, examples, len(examples), reused=True)
-    write_features(examples, processor, tokenizer, max_seq_length, record)
-    meta = {"key": key, "num_examples": len(examples), "sources": sources}
+            return CachedSplit(paths, key, examples, len(examples), reused=True)
+    paths = record_paths(record, len(examples), sharded=order != "file")
+    write_features(examples, processor, tokenizer, max_seq_length, paths)
+    meta = {"key": key, "num_examples": len(examples), "sources": sources,
+            "record_files": [os.path.basename(p) for p in paths]}
     _fs.write_text_atomic(sidecar, json.dumps(meta, indent=1, sort_keys=True))
-    return CachedSplit(record, key, examples, len(examples), reused=False)
+    return CachedSplit(paths, key, examples, len(examples), reused=False)
 
 
 def write_features(
-    examples: Sequence[InputExample], processor: GlueProcessor, tokenizer: Any, max_seq_length: int, path: str
+    examples: Sequence[InputExample], processor: GlueProcessor, tokenizer: Any, max_seq_length: int,
+    paths: str | Sequence[str],
 ) -> int:
-    """Convert ``examples`` and write them as tf.train.Example records (atomically); returns the count."""
-    import tensorflow as tf
-
-    tmp = _fs.temporary_name(path)
-    with tf.io.TFRecordWriter(tmp) as writer:
-        for ex in examples:
-            writer.write(_serialize(convert_example(ex, processor, max_seq_length, tokenizer), processor.is_regression))
-    _fs.replace(tmp, path)
+    """Convert ``examples`` and write them as tf.train.Example records to ``paths`` in order (one path, or
+    consecutive shards; each atomically); returns the count."""
+    records = (_serialize(convert_example(ex, processor, max_seq_length, tokenizer), processor.is_regression)
+               for ex in examples)
+    write_records([paths] if isinstance(paths, str) else list(paths), records, len(examples))
     return len(examples)

@@ -1,17 +1,18 @@
-"""RACE features on disk: a TFRecord file with the official feature names, in a keyed cache.
+"""RACE features on disk: TFRecords with the official feature names, in a keyed cache.
 
 Records (official ``file_based_convert_examples_to_features``): ``input_ids``, ``input_mask``, ``segment_ids``
 (int64 ``[4 * max_seq_length]``, the four choices one after the other), ``label_ids`` (int64, -1 without an
-answer) and ``is_real_example`` (int64 0/1), one record per question in reading order (a training split: in a
-seeded permutation, unless ``--noshuffle_train_examples``).
+answer) and ``is_real_example`` (int64 0/1), one record per question in reading order, in one file (a training
+split: in a seeded permutation over consecutive shards, ``data.cache.record_paths``, unless
+``--noshuffle_train_examples``).
 
 :func:`cached_features` names the file after a hash of everything that affects it: the content of every source
 file (sha256 of the bytes the reader parsed, so each file is read once) with its name relative to ``data_dir``,
-the split, the level filter, the record order, the tokenizer identity, ``max_seq_length``, ``max_qa_length`` and
-:data:`FEATURE_FORMAT_VERSION`. The same key reuses the file without tokenising again (the official reuses
-``train_file`` whenever it exists, even after a flag changed). A JSON side file records the key, the example count
-and the conversion report (how many articles / qa texts were cut). Both files are written under a temporary name
-and renamed when complete, through ``tf.io.gfile``.
+the split, the level filter, the record order and layout, the tokenizer identity, ``max_seq_length``,
+``max_qa_length`` and :data:`FEATURE_FORMAT_VERSION`. The same key reuses the files without tokenising again (the
+official reuses ``train_file`` whenever it exists, even after a flag changed). A JSON side file, written last,
+records the key, the example count, the record files and the conversion report (how many articles / qa texts were
+cut). Every file is written under a temporary name and renamed when complete, through ``tf.io.gfile``.
 """
 
 from __future__ import annotations
@@ -21,11 +22,19 @@ import hashlib
 import json
 import logging
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from albert_tf import files as _fs
-from albert_tf.data.cache import key_digest, tokenizer_identity, training_order
+from albert_tf.data.cache import (
+    existing_record_files,
+    key_digest,
+    record_layout,
+    record_paths,
+    tokenizer_identity,
+    training_order,
+    write_records,
+)
 from albert_tf.data.race.features import UNLABELLED, RaceFeature, check_lengths, convert_examples
 from albert_tf.data.race.reader import NUM_CHOICES, RaceExample, read_race_split
 
@@ -65,23 +74,23 @@ def _record(feature: RaceFeature) -> bytes:
     return tf.train.Example(features=tf.train.Features(feature=fields)).SerializeToString()
 
 
-def write_features(path: str, features: Iterable[RaceFeature]) -> dict[str, int]:
-    """Write ``features`` as records to ``path`` (temporary name, then rename); returns the conversion report:
-    ``questions``, ``unlabelled``, ``articles_cut`` (questions with at least one choice whose article was cut),
-    ``choices_article_cut`` and ``choices_qa_cut`` (choices whose question + option exceeded ``max_qa_length``)."""
-    import tensorflow as tf
-
+def write_features(paths: str | Sequence[str], features: Iterable[RaceFeature], num_features: int) -> dict[str, int]:
+    """Write ``num_features`` ``features`` as records to ``paths`` in order (one path, or consecutive shards; each
+    under a temporary name, then renamed); returns the conversion report: ``questions``, ``unlabelled``,
+    ``articles_cut`` (questions with at least one choice whose article was cut), ``choices_article_cut`` and
+    ``choices_qa_cut`` (choices whose question + option exceeded ``max_qa_length``)."""
     report = dict.fromkeys(("questions", "unlabelled", "articles_cut", "choices_article_cut", "choices_qa_cut"), 0)
-    tmp = _fs.temporary_name(path)
-    with tf.io.TFRecordWriter(tmp) as writer:
+
+    def counted() -> Iterator[bytes]:
         for feature in features:
-            writer.write(_record(feature))
             report["questions"] += 1
             report["unlabelled"] += feature.label == UNLABELLED
             report["articles_cut"] += feature.article_cut > 0
             report["choices_article_cut"] += feature.article_cut
             report["choices_qa_cut"] += feature.qa_cut
-    _fs.replace(tmp, path)
+            yield _record(feature)
+
+    write_records([paths] if isinstance(paths, str) else list(paths), counted(), num_features)
     return report
 
 
@@ -100,6 +109,7 @@ def cache_key(
     listing = "".join(f"{name}\0{digest}\n" for name, digest in sources)
     return {
         "order": order,
+        "layout": record_layout(order != "file"),
         "format_version": FEATURE_FORMAT_VERSION,
         "task": "race",
         "split": split,
@@ -114,10 +124,11 @@ def cache_key(
 
 @dataclasses.dataclass
 class CachedRace:
-    """A RACE split converted to records: the file, the hex digest of its key (in the file name), the questions
+    """A RACE split converted to records: the files (one, or a shuffled training split's consecutive shards), the
+    hex digest of its key (in the file name), the questions
     behind it (record order), their count, whether an existing file was reused, and the conversion report."""
 
-    record_file: str
+    record_files: list[str]
     key: str
     examples: list[RaceExample]
     num_examples: int
@@ -175,15 +186,19 @@ def cached_features(
     _fs.makedirs(cache_dir)
     record_file = os.path.join(cache_dir, f"race_{split}_{key['levels']}_{digest}.tf_record")
     side_file = record_file + ".json"
-    meta = _side_file(side_file) if _fs.isfile(record_file) else None
-    if meta is not None and meta.get("key") == key and meta.get("num_examples") == len(examples):
+    meta = _side_file(side_file)
+    paths = existing_record_files(cache_dir, meta.get("record_files")) if meta is not None else None
+    if paths and meta.get("key") == key and meta.get("num_examples") == len(examples):
         logger.info("reusing cached RACE features %s (%d questions)", record_file, len(examples))
         report = dict(meta.get("report") or {})
         _log_report(split, report, max_seq_length, max_qa_length)
-        return CachedRace(record_file, digest, examples, len(examples), reused=True, report=report)
+        return CachedRace(paths, digest, examples, len(examples), reused=True, report=report)
 
-    report = write_features(record_file, convert_examples(examples, tokenizer, max_seq_length, max_qa_length))
+    paths = record_paths(record_file, len(examples), sharded=order != "file")
+    features = convert_examples(examples, tokenizer, max_seq_length, max_qa_length)
+    report = write_features(paths, features, len(examples))
     _log_report(split, report, max_seq_length, max_qa_length)
-    meta = {"key": key, "num_examples": len(examples), "report": report, "data_dir": data_dir}
+    meta = {"key": key, "num_examples": len(examples), "report": report, "data_dir": data_dir,
+            "record_files": [os.path.basename(p) for p in paths]}
     _fs.write_text_atomic(side_file, json.dumps(meta, indent=1, sort_keys=True))
-    return CachedRace(record_file, digest, examples, len(examples), reused=False, report=report)
+    return CachedRace(paths, digest, examples, len(examples), reused=False, report=report)

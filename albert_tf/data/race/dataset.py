@@ -1,4 +1,4 @@
-"""The ``tf.data`` input pipeline over a cached RACE record file (see ``cache``).
+"""The ``tf.data`` input pipeline over a cached RACE split's record files (see ``cache``).
 
 Parses with the same :func:`~albert_tf.data.race.cache.feature_spec` the records were written with, reshapes the
 flat ``[4 * L]`` id arrays to ``[4, L]`` (one row per choice; the official model reshapes to ``[B * 4, L]``
@@ -17,7 +17,7 @@ _CHOICE_INPUTS = ("input_ids", "input_mask", "segment_ids")
 
 
 def load_dataset(
-    record_file: str | Sequence[str],
+    record_files: str | Sequence[str],
     max_seq_length: int,
     batch_size: int,
     is_training: bool,
@@ -26,16 +26,16 @@ def load_dataset(
     bucket_lengths: Sequence[int] | None = None,
 ):
     """``tf.data`` of dicts: ``input_ids``/``input_mask``/``segment_ids`` int32 [B, 4, L], ``label_ids`` and
-    ``is_real_example`` int32 [B], from one record file or several read one after the other (e.g. the middle and
-    the high cache of ``middle_only`` / ``high_only`` runs).
+    ``is_real_example`` int32 [B], from one record file or several (a training cache's shards).
 
-    Training: seeded shuffle (buffer 1000; the official buffer is 100), repeat, drop the remainder. Otherwise file
+    Training: a shuffle drawn from ``seed`` (the shard order, then a buffer of 1000; the official buffer is 100),
+    repeat, drop the remainder. Otherwise file
     order, once (outputs line up with ``CachedRace.examples``), keeping the last partial batch unless
     ``drop_remainder``.
     """
     shape = (NUM_CHOICES, max_seq_length)
     return record_dataset(
-        record_file,
+        record_files,
         feature_spec(max_seq_length),
         batch_size,
         is_training,

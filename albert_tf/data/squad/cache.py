@@ -1,17 +1,19 @@
-"""SQuAD features on disk: the TFRecord file (official feature names) and its JSON side file, in a keyed cache.
+"""SQuAD features on disk: the TFRecords (official feature names) and their JSON side file, in a keyed cache.
 
-The record file holds what the model reads (``unique_ids``, ``input_ids``, ``input_mask``, ``segment_ids``,
-``p_mask``, and for training ``start_positions``, ``end_positions``, ``is_impossible``; all int64). The side file
-holds what post-processing needs per feature (unique id, example index, window index, ``doc_offset``, the
-token -> character maps, the max-context flags, ``paragraph_len``, gold positions) plus the
+The records (one file; a shuffled training file's in consecutive shards, ``data.cache.record_paths``) hold what
+the model reads (``unique_ids``, ``input_ids``, ``input_mask``, ``segment_ids``, ``p_mask``, and for training
+``start_positions``, ``end_positions``, ``is_impossible``; all int64). The side file holds what post-processing
+needs per feature (unique id, example index, window index, ``doc_offset``, the token -> character maps, the
+max-context flags, ``paragraph_len``, gold positions) plus the
 :class:`~albert_tf.data.squad.features.ConversionReport`. It replaces the official ``predict_feature_left_file``
 pickle: JSON, no pickle.
 
-:func:`cached_features` names both files after a hash of everything that affects them (content hash of the SQuAD
+:func:`cached_features` names the files after a hash of everything that affects them (content hash of the SQuAD
 file, tokenizer identity, ``max_seq_length``, ``doc_stride``, ``max_query_length``, ``is_training``,
-``version_2_with_negative``, ``do_lower_case``, :data:`FEATURE_FORMAT_VERSION`), so a changed input never reads
-a stale cache (the official reuses ``train_feature_file`` whenever it exists). Both files are written under a
-temporary name and renamed when complete, through ``tf.io.gfile``.
+``version_2_with_negative``, ``do_lower_case``, the record order and layout, :data:`FEATURE_FORMAT_VERSION`), so a
+changed input never reads a stale cache (the official reuses ``train_feature_file`` whenever it exists). Every file
+is written under a temporary name and renamed when complete, through ``tf.io.gfile``; the side file, which lists the
+record files, last.
 """
 
 from __future__ import annotations
@@ -24,7 +26,17 @@ from collections.abc import Sequence
 from typing import Any
 
 from albert_tf import files as _fs
-from albert_tf.data.cache import TRAIN_SHUFFLE_SEED, file_digest, key_digest, tokenizer_identity, training_order
+from albert_tf.data.cache import (
+    TRAIN_SHUFFLE_SEED,
+    existing_record_files,
+    file_digest,
+    key_digest,
+    record_layout,
+    record_paths,
+    tokenizer_identity,
+    training_order,
+    write_records,
+)
 from albert_tf.data.squad.features import ConversionReport, SquadFeature, convert_examples_to_features
 from albert_tf.data.squad.reader import SquadExample, read_squad_examples
 
@@ -74,15 +86,11 @@ def _record(feature: SquadFeature, is_training: bool) -> bytes:
     return tf.train.Example(features=tf.train.Features(feature=fields)).SerializeToString()
 
 
-def write_features(path: str, features: Sequence[SquadFeature], is_training: bool) -> None:
-    """Write ``features`` as ``tf.train.Example`` records to ``path`` (temporary name, then rename)."""
-    import tensorflow as tf
-
-    tmp = _fs.temporary_name(path)
-    with tf.io.TFRecordWriter(tmp) as writer:
-        for feature in features:
-            writer.write(_record(feature, is_training))
-    _fs.replace(tmp, path)
+def write_features(paths: str | Sequence[str], features: Sequence[SquadFeature], is_training: bool) -> None:
+    """Write ``features`` as ``tf.train.Example`` records to ``paths`` in order (one path, or consecutive shards;
+    each under a temporary name, then renamed)."""
+    records = (_record(feature, is_training) for feature in features)
+    write_records([paths] if isinstance(paths, str) else list(paths), records, len(features))
 
 
 def features_to_json(features: Sequence[SquadFeature]) -> list[dict[str, Any]]:
@@ -137,10 +145,11 @@ def features_from_json(items: Sequence[dict[str, Any]]) -> list[SquadFeature]:
 
 @dataclasses.dataclass
 class CachedSquad:
-    """A SQuAD file converted and cached: the record and side files, the examples (training: in the shuffled
+    """A SQuAD file converted and cached: the record files (one, or a shuffled training file's consecutive shards)
+    and the side file, the examples (training: in the shuffled
     conversion order, so ``example_index`` refers to this list), the feature metadata and the report."""
 
-    record_file: str
+    record_files: list[str]
     meta_file: str
     examples: list[SquadExample]
     features: list[SquadFeature]
@@ -190,6 +199,7 @@ def cached_features(
     examples, order = training_order(examples, shuffle and is_training)  # a copy: the caller's list keeps its order
     key = {  # everything that affects the features (the file names hash it)
         "order": order,
+        "layout": record_layout(order != "file"),
         "format_version": FEATURE_FORMAT_VERSION,
         "source_sha256": file_digest(squad_file),
         "tokenizer": tokenizer_identity(tokenizer),
@@ -203,21 +213,24 @@ def cached_features(
     _fs.makedirs(cache_dir)
     stem = os.path.join(cache_dir, f"squad_{'train' if is_training else 'predict'}_{key_digest(key)}")
     record_file, meta_file = stem + ".tf_record", stem + ".features.json"
-    meta = _read_side_file(meta_file) if _fs.isfile(record_file) else None
-    if meta is not None and meta.get("key") == key and meta.get("num_examples") == len(examples):
+    meta = _read_side_file(meta_file)
+    paths = existing_record_files(cache_dir, meta.get("record_files")) if meta is not None else None
+    if paths and meta.get("key") == key and meta.get("num_examples") == len(examples):
         logger.info("reusing cached SQuAD features %s (%d features)", record_file, meta["num_features"])
         report = ConversionReport.from_json(meta["report"])
         features = features_from_json(meta["features"])
         _log_report(report, squad_file)
-        return CachedSquad(record_file, meta_file, examples, features, report, len(features), key, reused=True)
+        return CachedSquad(paths, meta_file, examples, features, report, len(features), key, reused=True)
 
     features, report = convert_examples_to_features(
         examples, tokenizer, max_seq_length, doc_stride, max_query_length, is_training, do_lower_case
     )
     _log_report(report, squad_file)
-    write_features(record_file, features, is_training)
+    paths = record_paths(record_file, len(features), sharded=order != "file")
+    write_features(paths, features, is_training)
     meta = {
         "key": key,
+        "record_files": [os.path.basename(p) for p in paths],
         "squad_file": squad_file,
         "num_examples": len(examples),
         "num_features": len(features),
@@ -225,4 +238,4 @@ def cached_features(
         "features": features_to_json(features),
     }
     _fs.write_text_atomic(meta_file, json.dumps(meta, separators=(",", ":")))
-    return CachedSquad(record_file, meta_file, examples, features, report, len(features), key, reused=False)
+    return CachedSquad(paths, meta_file, examples, features, report, len(features), key, reused=False)

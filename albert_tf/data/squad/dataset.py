@@ -1,4 +1,4 @@
-"""The ``tf.data`` input pipeline over a cached SQuAD record file (see ``cache``).
+"""The ``tf.data`` input pipeline over a cached SQuAD file's records (see ``cache``).
 
 Parses with the same :func:`~albert_tf.data.squad.cache.feature_spec` the records were written with and casts every
 field to int32 (the official ``_decode_record``). Training shuffles (seeded) and repeats; prediction reads in file
@@ -17,7 +17,7 @@ __all__ = ["load_dataset"]
 
 
 def load_dataset(
-    record_file: str,
+    record_files: str | Sequence[str],
     max_seq_length: int,
     batch_size: int,
     is_training: bool,
@@ -28,11 +28,12 @@ def load_dataset(
     """``tf.data`` of dicts: ``unique_ids`` [B], ``input_ids``/``input_mask``/``segment_ids``/``p_mask`` [B, S]
     and for training ``start_positions``/``end_positions``/``is_impossible`` [B], all int32.
 
-    Training: shuffle (buffer 1000, ``seed``; the official buffer is 100), repeat, drop the remainder.
-    Otherwise file order, once, keeping the last partial batch unless ``drop_remainder``.
+    Training: a shuffle drawn from ``seed`` (the shard order, then a buffer of 1000; the official buffer is 100),
+    repeat, drop the remainder. Otherwise file order, once, keeping the last partial batch unless
+    ``drop_remainder``.
     """
     spec = feature_spec(max_seq_length, is_training)
     return record_dataset(
-        record_file, spec, batch_size, is_training, seed=seed, drop_remainder=drop_remainder,
+        record_files, spec, batch_size, is_training, seed=seed, drop_remainder=drop_remainder,
         bucket_lengths=bucket_lengths,
     )

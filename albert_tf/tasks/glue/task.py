@@ -96,9 +96,7 @@ class GlueTask(FineTuningTask):
         files first (:func:`~albert_tf.tasks.glue.inputs.check_inputs`), then the pretrained model's config and
         tokenizer."""
         processor = check_inputs(options, run)
-        if run.export_dir and not options.spm_model_file:
-            raise TaskError("--export_dir writes an in-graph SentencePiece tokenizer: it needs --spm_model_file")
-        tokenizer, albert_config = load_pretrained_files(options)
+        tokenizer, albert_config = load_pretrained_files(options, run)
         return cls(processor, albert_config, options.max_seq_length, options, run, tokenizer, seed)
 
     def _needed_splits(self) -> list[str]:
@@ -174,7 +172,7 @@ class GlueTask(FineTuningTask):
             return None
         packed = split == TRAIN and self.packs_training()
         dataset = glue.load_dataset(
-            cached.record_file,
+            cached.record_files,
             self.max_seq_length,
             self.processor.is_regression,
             global_batch_size,

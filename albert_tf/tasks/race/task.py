@@ -41,7 +41,7 @@ from albert_tf.tasks.race.options import RaceOptions, make_config
 from albert_tf.training import experiment
 from albert_tf.training.experiment import run_trials
 from albert_tf.training.run_config import ExperimentConfig, RunOptions, validate_options
-from albert_tf.training.task import EVAL, PREDICT, TRAIN, TaskError
+from albert_tf.training.task import EVAL, PREDICT, TRAIN
 
 MODEL_INPUTS = ("input_ids", "input_mask", "segment_ids")
 NUM_CHOICES = 4
@@ -74,9 +74,7 @@ class RaceTask(FineTuningTask):
         """Every check that needs no TF op, one line each: the flags and every RACE file the run reads
         (:func:`~albert_tf.tasks.race.inputs.check_inputs`), then the pretrained model's config and tokenizer."""
         check_inputs(options, run)
-        if run.export_dir and not options.spm_model_file:
-            raise TaskError("--export_dir writes an in-graph SentencePiece tokenizer: it needs --spm_model_file")
-        tokenizer, albert_config = load_pretrained_files(options)
+        tokenizer, albert_config = load_pretrained_files(options, run)
         return cls(options, run, tokenizer, albert_config, seed)
 
     def _needed_splits(self) -> list[str]:
@@ -132,7 +130,7 @@ class RaceTask(FineTuningTask):
         if cached is None:
             return None
         return race_data.load_dataset(
-            cached.record_file, self.options.max_seq_length, global_batch_size, is_training=split == TRAIN,
+            cached.record_files, self.options.max_seq_length, global_batch_size, is_training=split == TRAIN,
             seed=self.seed, bucket_lengths=input_buckets(self.options, split),
         )
 

@@ -104,7 +104,7 @@ class SquadTask(FineTuningTask):
         (:func:`~albert_tf.tasks.squad.inputs.check_inputs`, whose questions the task keeps), then the pretrained
         model's config and tokenizer."""
         inputs = check_inputs(options, run)
-        tokenizer, albert_config = load_pretrained_files(options, load_tokenizer)
+        tokenizer, albert_config = load_pretrained_files(options, run, load_tokenizer)
         task = cls(options, run, tokenizer, albert_config, seed)
         task.train_examples = inputs.train_examples
         task.predict_dataset = inputs.predict_dataset
@@ -206,7 +206,7 @@ class SquadTask(FineTuningTask):
         if cached is None:
             return None
         return squad_data.load_dataset(
-            cached.record_file,
+            cached.record_files,
             self.options.max_seq_length,
             global_batch_size,
             is_training=split == TRAIN,

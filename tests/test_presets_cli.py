@@ -154,6 +154,9 @@ INPUT_MISTAKES = {
                  ["--data_dir=race", "--do_train"]),
     "run_pretraining": (["--input_file=missing-*.tfrecord"], "--input_file: no file matches 'missing-*.tfrecord'",
                         ["--input_file=records-*.tfrecord"]),
+    "run_pretraining:records": (["--input_file=records-*.tfrecord", "--max_seq_length=128"],
+                                "records-0.tfrecord: record 0: 'input_ids' has 512 values but --max_seq_length=128",
+                                ["--input_file=records-*.tfrecord"]),
 }
 
 
@@ -175,7 +178,26 @@ def _write_inputs(folder: pathlib.Path) -> None:
         passage = {"id": "middle1.txt", "article": context, "questions": ["What was bright?"],
                    "options": [["The sun", "The rain", "The river", "The night"]], "answers": [answer]}
         (folder / name / "RACE" / split / "middle" / "1.txt").write_text(json.dumps(passage))
-    (folder / "records-0.tfrecord").write_bytes(b"")  # its contents are checked against the preset's config
+    _write_pretraining_records(folder / "records-0.tfrecord")  # the defaults' lengths: 512 and 20
+
+
+def _write_pretraining_records(path: pathlib.Path) -> None:
+    """Two records with every feature run_pretraining reads, at its default lengths (its ids are checked against
+    the preset's vocabulary only after the fetch)."""
+    import tensorflow as tf
+
+    from albert_tf.data.pretraining.schema import feature_lengths
+
+    with tf.io.TFRecordWriter(str(path)) as writer:
+        for label in (0, 1):
+            feature = {}
+            for name, length in feature_lengths(512, 20).items():
+                if name == "masked_lm_weights":
+                    feature[name] = tf.train.Feature(float_list=tf.train.FloatList(value=[1.0] * length))
+                else:
+                    values = [label] if name == "next_sentence_labels" else [1] * length
+                    feature[name] = tf.train.Feature(int64_list=tf.train.Int64List(value=values))
+            writer.write(tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString())
 
 
 @pytest.mark.parametrize("command", sorted(INPUT_MISTAKES))
@@ -185,6 +207,7 @@ def test_a_runner_checks_its_input_files_before_it_fetches_a_preset(tmp_path, co
     with the mistake mended does fetch (the server is asked, and answers 404), so the order is what kept the first
     one off the network."""
     bad, words, good = INPUT_MISTAKES[command]
+    command = command.split(":")[0]
     _write_inputs(tmp_path)
     with PresetServer() as server:  # holds no file: a fetch gets 404
         entry = {"url": server.url("tiny.tar.gz"), "sha256": "0" * 64}

@@ -47,15 +47,14 @@ def _vocab_size(spm_model: str | None, train: str) -> int:
         import sentencepiece as spm
 
         return int(spm.SentencePieceProcessor(model_file=spm_model).get_piece_size())
-    from tensorflow.core.example import example_pb2
-
-    from albert_tf.data.pretraining.dataset import read_tfrecord_file
+    from albert_tf.data.example_proto import Example
     from albert_tf.data.pretraining.record_files import expand_globs
+    from albert_tf.data.pretraining.validation import read_tfrecord_file
 
     top = 0
     for path in expand_globs(train):
         for raw in read_tfrecord_file(path):
-            ex = example_pb2.Example.FromString(raw)
+            ex = Example.FromString(raw)
             top = max(top, max(ex.features.feature["input_ids"].int64_list.value))
     return top + 1
 

@@ -5,7 +5,8 @@ table), ``instances`` (sentence pairs and sentence-order policies), ``masking`` 
 (``tf.train.Example`` bytes, sharded TFRecord writing, read-back), ``pipeline`` (multi-process streaming driver,
 sidecar, summary), ``beam`` (the same per-chunk work and sidecar as an Apache Beam pipeline; optional extra
 ``albert-tf[beam]``, not imported here), ``stats`` (statistics computed from written records), ``schema`` (the
-record features), ``dataset`` (reading records for training: checks and ``tf.data``), ``online_masking`` (masks
+record features), ``validation`` (the records checked against the flags and the vocabulary, without TensorFlow),
+``dataset`` (reading records for training: ``tf.data``), ``online_masking`` (masks
 drawn again in the ``tf.data`` graph each time a record is read, ``run_pretraining --masked_lm_budget``).
 """
 

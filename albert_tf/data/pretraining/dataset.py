@@ -16,22 +16,19 @@ masks are replaced by new ones every time a record is read: ``token_boundary`` i
 its index in the record stream (``enumerate``, part of the checkpointed iterator) as the key of its random
 draws, and the batches are masked before they leave the pipeline, with the same features and shapes.
 
-``validate_pretraining_files`` checks, before any model is built, that every glob matches files and that
-the records have the layout the flags promise (lengths, ids < vocab_size), with one-line errors naming the
-file and record. The pipeline also asserts ``ids < vocab_size`` on every record as a safety net.
+``validate_pretraining_files`` (TensorFlow-free, in ``validation``; re-exported here) checks, before any model is
+built, that the records have the layout the flags promise (lengths, ids < vocab_size), with one-line errors naming
+the file and record. The pipeline also asserts ``ids < vocab_size`` on every record as a safety net.
 """
 
 from __future__ import annotations
 
 import json
-import os
 
-import numpy as np
 import tensorflow as tf
-from google.protobuf.message import DecodeError
-from tensorflow.core.example import example_pb2
 
 from albert_tf import files as _fs
+from albert_tf.data.example_proto import Example, feature_values
 from albert_tf.data.pretraining.online_masking import (
     SPM_MASK_ID,
     OnlineMaskingConfig,
@@ -39,38 +36,24 @@ from albert_tf.data.pretraining.online_masking import (
     mask_batch,
     masking_key,
 )
-from albert_tf.data.pretraining.record_files import is_sidecar
-from albert_tf.data.pretraining.schema import (
-    PretrainingDataError,
-    feature_lengths,
-    feature_spec,
-    length_flag,
+from albert_tf.data.pretraining.schema import PretrainingDataError, feature_spec
+from albert_tf.data.pretraining.validation import (
+    check_complete,
+    read_tfrecord_file,
+    sidecar_entries,
+    validate_pretraining_files,
 )
-from albert_tf.data.tfrecord import TFRecordError, count_records, file_size, iter_records
 
-
-def read_tfrecord_file(path: str, limit: int | None = None):
-    """Yield raw records of a TFRecord file without starting the TF runtime, checking framing and checksums.
-
-    (MultiWorkerMirroredStrategy must be created before any TF op runs, and we validate inputs first.)
-    """
-    try:
-        yield from iter_records(path, limit)
-    except TFRecordError as e:
-        raise PretrainingDataError(str(e)) from None
-
-
-def sidecar_entries(files: list[str]) -> dict[str, dict]:
-    """``{record file: its entry}`` from the sidecars beside ``files`` (record count and size of each file)."""
-    out: dict[str, dict] = {}
-    for folder in sorted({os.path.dirname(p) for p in files}):
-        for candidate in _fs.match(os.path.join(folder, "*.json")):
-            if not is_sidecar(candidate):
-                continue
-            with _fs.open_file(candidate, "r") as f:
-                for entry in json.loads(f.read()).get("files", []):
-                    out[os.path.join(folder, entry["name"])] = dict(entry, sidecar=candidate)
-    return out
+__all__ = [
+    "check_complete",
+    "online_masking_config",
+    "pretraining_dataset",
+    "read_tfrecord_file",
+    "recorded_masking_flags",
+    "records_mask_id",
+    "sidecar_entries",
+    "validate_pretraining_files",
+]
 
 
 # The create_pretraining_data flags online masking reuses from the records' sidecars.
@@ -111,10 +94,10 @@ def records_mask_id(files: list[str], records_per_file: int = 64) -> int | None:
     total = 0
     for path in files:
         for raw in read_tfrecord_file(path, records_per_file):
-            example = example_pb2.Example.FromString(raw)
-            ids = _feature_values(example, "input_ids") or []
-            weights = _feature_values(example, "masked_lm_weights") or []
-            for position, weight in zip(_feature_values(example, "masked_lm_positions") or [], weights):
+            example = Example.FromString(raw)
+            ids = feature_values(example, "input_ids") or []
+            weights = feature_values(example, "masked_lm_weights") or []
+            for position, weight in zip(feature_values(example, "masked_lm_positions") or [], weights):
                 if weight > 0 and 0 <= position < len(ids):
                     counts[ids[position]] = counts.get(ids[position], 0) + 1
                     total += 1
@@ -153,97 +136,6 @@ def online_masking_config(
         seed=seed,
         **recorded,
     )
-
-
-def check_complete(files: list[str]) -> None:
-    """Every file is whole: its size equals the one its sidecar lists, or (no sidecar) every record's framing
-    is sound to the end of the file. Catches a file cut short at its end (a killed writer), which a check of
-    the first records cannot see.
-    """
-    listed = sidecar_entries(files)
-    for path in files:
-        entry = listed.get(path)
-        if entry is None:
-            try:
-                count_records(path)
-            except TFRecordError as e:
-                raise PretrainingDataError(str(e)) from None
-            continue
-        size = file_size(path)
-        if size != entry["bytes"]:
-            raise PretrainingDataError(
-                f"{path}: {size} bytes, but {entry['sidecar']} lists {entry['bytes']} bytes: the record set is "
-                "incomplete or was overwritten by another run"
-            )
-
-
-def _feature_values(example: example_pb2.Example, name: str):
-    feature = example.features.feature.get(name)
-    if feature is None:
-        return None
-    kind = feature.WhichOneof("kind")
-    return list(getattr(feature, kind).value) if kind else []
-
-
-def validate_pretraining_files(
-    files: list[str],
-    max_seq_length: int,
-    max_predictions_per_seq: int,
-    vocab_size: int | None = None,
-    records_per_file: int = 64,
-    flag_prefix: str = "",
-    token_boundary: bool = False,
-) -> int:
-    """Check the first ``records_per_file`` records of every file; return how many records were checked.
-
-    ``token_boundary``: the records must also hold that feature (online masking reads it).
-    Raises PretrainingDataError naming the file, the record index and what was expected.
-    """
-    checked = 0
-    expected = feature_lengths(max_seq_length, max_predictions_per_seq)
-    if token_boundary:
-        expected["token_boundary"] = max_seq_length
-    for path in files:
-        try:
-            n_in_file = 0
-            for index, raw in enumerate(read_tfrecord_file(path, records_per_file)):
-                n_in_file += 1
-                try:
-                    example = example_pb2.Example.FromString(raw)
-                except DecodeError:
-                    raise PretrainingDataError(f"{path}: record {index}: not a tf.train.Example") from None
-                for name, length in expected.items():
-                    values = _feature_values(example, name)
-                    where = f"{path}: record {index}"
-                    if values is None:
-                        why = "--masked_lm_budget reads it" if name == "token_boundary" else "not an ALBERT record?"
-                        raise PretrainingDataError(f"{where}: feature '{name}' is missing ({why})")
-                    if len(values) != length:
-                        raise PretrainingDataError(
-                            f"{where}: '{name}' has {len(values)} values but {flag_prefix}{length_flag(name)}={length}"
-                            f" (records were written with a different length)"
-                        )
-                if vocab_size is not None:
-                    for name in ("input_ids", "masked_lm_ids"):
-                        values = np.asarray(_feature_values(example, name))
-                        if values.size and (values.max() >= vocab_size or values.min() < 0):
-                            raise PretrainingDataError(
-                                f"{path}: record {index}: '{name}' contains id {int(values.max())} but the config's "
-                                f"vocab_size is {vocab_size} (records made with another vocabulary?)"
-                            )
-                positions = np.asarray(_feature_values(example, "masked_lm_positions"))
-                if positions.size and positions.max() >= max_seq_length:
-                    raise PretrainingDataError(
-                        f"{path}: record {index}: masked_lm_positions has {int(positions.max())} >= max_seq_length "
-                        f"{max_seq_length}"
-                    )
-            if n_in_file == 0:
-                raise PretrainingDataError(f"{path}: the file holds no records")
-            checked += n_in_file
-        except (tf.errors.OpError, OSError) as e:
-            raise PretrainingDataError(f"{path}: cannot read ({str(e).splitlines()[0]})") from None
-    check_complete(files)
-    return checked
 
 
 def _decode(record, spec, vocab_size: int | None):

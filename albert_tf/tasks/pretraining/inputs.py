@@ -2,9 +2,10 @@
 pretrained model.
 
 ``run_pretraining`` calls :func:`check_inputs` before it fetches a pretrained preset or imports TensorFlow
-(``cli.flags.checked_config``), so a glob that matches nothing answers in a second, not after a download. The
-records' contents are checked next, in :meth:`PretrainingTask.from_options
-<albert_tf.tasks.pretraining.task.PretrainingTask.from_options>`, against the model config's vocabulary.
+(``cli.flags.checked_config``), so a glob that matches nothing, or a record of another length or no record at all,
+answers in a second, not after a download. The records are checked again in :meth:`PretrainingTask.from_options
+<albert_tf.tasks.pretraining.task.PretrainingTask.from_options>`, against the model config's vocabulary, and
+every file whole.
 """
 
 from __future__ import annotations
@@ -14,15 +15,18 @@ from collections.abc import Callable
 from typing import Any
 
 from albert_tf.data.pretraining.record_files import expand_globs
+from albert_tf.data.pretraining.validation import validate_pretraining_files
 from albert_tf.tasks.pretraining.options import PretrainingOptions
 from albert_tf.training.task import TaskError
 
 
 def check_inputs(
-    options: PretrainingOptions, run: Any, log: Callable[[str], None] | None = None
+    options: PretrainingOptions, run: Any, log: Callable[[str], None] | None = None, records: bool = True
 ) -> tuple[list[str] | None, list[str] | None]:
-    """Check the options that read no file and expand the record globs the run reads (one line each);
-    returns ``(training files, evaluation files)``, None for a mode the run does not do."""
+    """Check the options that read no file, expand the record globs the run reads and, with ``records``, check the
+    first records of every file against the flags (``validation.validate_pretraining_files`` without the
+    vocabulary); one line each. Returns ``(training files, evaluation files)``, None for a mode the run does not
+    do."""
     for name in ("max_seq_length", "max_predictions_per_seq", "shuffle_buffer_size"):
         if getattr(options, name) < 1:
             raise TaskError(f"--{name} must be >= 1, got {getattr(options, name)}")
@@ -48,4 +52,9 @@ def check_inputs(
         if not (options.eval_input_file or options.input_file):
             raise TaskError("--do_eval needs --eval_input_file (or --input_file)")
         eval_files = expand_globs(options.eval_input_file or options.input_file, flag, log=log)
+    if records:
+        for files in (train_files, eval_files):
+            if files:
+                validate_pretraining_files(files, options.max_seq_length, options.max_predictions_per_seq,
+                                           token_boundary=options.masked_lm_budget > 0, complete=False)
     return train_files, eval_files

@@ -87,8 +87,8 @@ class PretrainingTask(Task):
     @classmethod
     def from_options(cls, options: PretrainingOptions, run: Any, seed: int | None = 12345) -> PretrainingTask:
         """The task of ``run_pretraining``: the options and record globs (``inputs.check_inputs``), then every record
-        file checked against the model config, before any TF work."""
-        train_files, eval_files = check_inputs(options, run, log=_say)
+        file checked against the flags and the model config, and whole, before any TF work."""
+        train_files, eval_files = check_inputs(options, run, log=_say, records=False)  # checked in full below
         if not options.albert_config_file:
             raise TaskError("--albert_config_file is required")
         config = AlbertConfig.load(options.albert_config_file)

@@ -56,6 +56,9 @@ def build(root: pathlib.Path) -> dict[str, str]:
     (bad / "empty.txt").write_bytes(b"")
     (bad / "garbage.model").write_bytes(os.urandom(256))
     (bad / "not_json.json").write_text("{'vocab_size': 30000,")
+    # the records' length (SEQ = 32) is over this config's positions
+    AlbertConfig.from_preset("albert_tiny").replace(vocab_size=vocab, max_position_embeddings=16).to_json_file(
+        str(bad / "config_16_positions.json"))
     (bad / "config_bad_heads.json").write_text(
         '{"vocab_size": 300, "hidden_size": 30, "num_attention_heads": 4, "intermediate_size": 64}'
     )

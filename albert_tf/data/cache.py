@@ -31,11 +31,11 @@ __all__ = [
     "SHARD_MAX_FILES",
     "SHARD_MIN_RECORDS",
     "TRAIN_SHUFFLE_SEED",
-    "existing_record_files",
     "file_digest",
     "key_digest",
     "record_layout",
     "record_paths",
+    "reusable_record_files",
     "tokenizer_identity",
     "training_order",
     "write_records",
@@ -110,9 +110,13 @@ def write_records(paths: Sequence[str], records: Iterable[bytes], num_records: i
         raise ValueError(f"{paths[-1]}: more records than the {num_records} announced")
 
 
-def existing_record_files(directory: str, names: Any) -> list[str] | None:
-    """The paths of a side file's ``record_files`` (base names in ``directory``), or None when the entry is not a
-    non-empty list of names or one of the files is missing: then the cache is written again."""
+def reusable_record_files(meta: Any, directory: str, key: Any, num_examples: int) -> list[str] | None:
+    """The record files of a cache whose side file ``meta`` (its parsed JSON, or None) records this ``key`` and
+    ``num_examples`` and lists ``record_files`` (base names in ``directory``) that all exist; None otherwise: then
+    the cache is written again."""
+    if not isinstance(meta, dict) or meta.get("key") != key or meta.get("num_examples") != num_examples:
+        return None
+    names = meta.get("record_files")
     if not isinstance(names, list) or not names or not all(isinstance(n, str) and n for n in names):
         return None
     paths = [os.path.join(directory, n) for n in names]

@@ -21,11 +21,11 @@ from typing import Any
 
 from albert_tf import files as _fs
 from albert_tf.data.cache import (
-    existing_record_files,
     file_digest,
     key_digest,
     record_layout,
     record_paths,
+    reusable_record_files,
     tokenizer_identity,
     training_order,
     write_records,
@@ -165,8 +165,8 @@ def cached_features(
     sidecar = record + ".json"
     if _fs.isfile(sidecar):
         meta = json.loads(_fs.read_bytes(sidecar).decode("utf-8"))
-        paths = existing_record_files(cache_dir, meta.get("record_files"))
-        if paths and meta.get("key") == key and meta.get("num_examples") == len(examples):
+        paths = reusable_record_files(meta, cache_dir, key, len(examples))
+        if paths:
             logger.info("reusing cached features %s (%d examples)", record, len(examples))
             return CachedSplit(paths, key, examples, len(examples), reused=True)
     paths = record_paths(record, len(examples), sharded=order != "file")

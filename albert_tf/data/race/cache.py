@@ -27,10 +27,10 @@ from typing import Any
 
 from albert_tf import files as _fs
 from albert_tf.data.cache import (
-    existing_record_files,
     key_digest,
     record_layout,
     record_paths,
+    reusable_record_files,
     tokenizer_identity,
     training_order,
     write_records,
@@ -187,8 +187,8 @@ def cached_features(
     record_file = os.path.join(cache_dir, f"race_{split}_{key['levels']}_{digest}.tf_record")
     side_file = record_file + ".json"
     meta = _side_file(side_file)
-    paths = existing_record_files(cache_dir, meta.get("record_files")) if meta is not None else None
-    if paths and meta.get("key") == key and meta.get("num_examples") == len(examples):
+    paths = reusable_record_files(meta, cache_dir, key, len(examples))
+    if paths:
         logger.info("reusing cached RACE features %s (%d questions)", record_file, len(examples))
         report = dict(meta.get("report") or {})
         _log_report(split, report, max_seq_length, max_qa_length)

@@ -28,11 +28,11 @@ from typing import Any
 from albert_tf import files as _fs
 from albert_tf.data.cache import (
     TRAIN_SHUFFLE_SEED,
-    existing_record_files,
     file_digest,
     key_digest,
     record_layout,
     record_paths,
+    reusable_record_files,
     tokenizer_identity,
     training_order,
     write_records,
@@ -214,8 +214,8 @@ def cached_features(
     stem = os.path.join(cache_dir, f"squad_{'train' if is_training else 'predict'}_{key_digest(key)}")
     record_file, meta_file = stem + ".tf_record", stem + ".features.json"
     meta = _read_side_file(meta_file)
-    paths = existing_record_files(cache_dir, meta.get("record_files")) if meta is not None else None
-    if paths and meta.get("key") == key and meta.get("num_examples") == len(examples):
+    paths = reusable_record_files(meta, cache_dir, key, len(examples))
+    if paths:
         logger.info("reusing cached SQuAD features %s (%d features)", record_file, meta["num_features"])
         report = ConversionReport.from_json(meta["report"])
         features = features_from_json(meta["features"])

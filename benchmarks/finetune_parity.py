@@ -10,10 +10,11 @@ fine-tunes one set of pretrained weights twice, over several seeds, and compares
   (``albert_tf.checkpoints.convert``);
 * ``albert_tf``: ``run_classifier`` / ``run_squad`` (their Python API) from the converted Hugging Face folder;
 * ``transformers_torch``: ``AlbertForSequenceClassification`` / ``AlbertForQuestionAnswering`` loaded from the
-  same folder with ``from_pretrained``, batches padded to their longest example (transformers' dynamic padding),
-  updated by ``pretraining_parity.OfficialUpdate`` (the official AdamWeightDecay: no bias correction, eps 1e-6,
-  weight decay 0.01 except LayerNorm and bias, global-norm clipping 1.0) on the official schedule (linear warm-up,
-  then linear decay to 0).
+  same folder with ``from_pretrained``, GLUE batches padded to their longest example (transformers' dynamic
+  padding), SQuAD windows at full length (the official v1 loss softmaxes over padding positions too), updated by
+  ``pretraining_parity.OfficialUpdate`` (the official AdamWeightDecay: no bias correction, eps 1e-6, weight decay
+  0.01 except LayerNorm and bias, global-norm clipping 1.0) on the official schedule (linear warm-up, then linear
+  decay to 0).
 
 Both sides read the same examples (albert-tf's GLUE processors and SQuAD reader, tokenized by the same SentencePiece
 model), use the same batch, steps, learning rate, warm-up, max_seq_length and dropout (the config's, 0 for the
@@ -22,8 +23,18 @@ transformers' ``classifier_dropout_prob``), and differ in their random head init
 order. So the comparison is statistical: per seed dev metrics on each side, their means and standard errors, and
 the difference in standard errors of the difference.
 
+``--lockstep`` (SQuAD v1) takes the randomness out instead: one seed's transformers head is saved with the encoder as
+both sides' initial checkpoint and both train on the same batches; the v1 model has no dropout, so equal
+implementations give equal step losses and answers up to float rounding. albert-tf runs ``run_squad``'s own path
+(config, schedule, optimizer, checkpoint loading, training loop, prediction, post-processing) with only its training
+input replaced. One difference is transformers' by design: its ``<pad>`` word embedding is frozen (``padding_idx``)
+where the official code trains it, and the official v1 loss reaches it through the padding positions;
+``--transformers_pad_embedding=trained`` trains it as the official code does.
+
     python benchmarks/finetune_parity.py --task=SST-2 --seeds=3              # 400 steps, lr 1e-4, batch 32
-    python benchmarks/finetune_parity.py --task=squad_v1 --seeds=3 --steps=200
+    python benchmarks/finetune_parity.py --task=squad_v1 --seeds=6 --steps=150
+    python benchmarks/finetune_parity.py --task=squad_v1 --seeds=1 --steps=150 --lockstep \
+        --transformers_pad_embedding=trained     # step for step: the largest loss difference, both sides' scores
     python benchmarks/finetune_parity.py --prepare_only          # pretrain and convert the initial weights
     python benchmarks/finetune_parity.py --prepare_only --pretrain_steps=6000 --pretrain_schedule_steps=15000 \
         --pretrain_batch_size=128 --pretrain_dupe_factor=4   # stronger weights: step 6,000 of a 15,000-step schedule
@@ -51,6 +62,7 @@ import statistics
 import sys
 import tempfile
 import time
+import types
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
@@ -160,6 +172,8 @@ def settings_of(args: argparse.Namespace) -> dict:
         raise SystemExit(f"--warmup_steps={args.warmup_steps} is more than the {base['steps']} fine-tuning steps")
     if args.transformers_order != "permutation":
         base["transformers_order"] = args.transformers_order
+    if args.transformers_pad_embedding != "frozen":
+        base["transformers_pad_embedding"] = args.transformers_pad_embedding
     base.update(optimizer="adamw (official AdamWeightDecay: no bias correction, eps 1e-6, weight decay 0.01 except "
                           "LayerNorm and bias, global-norm clipping 1.0)", schedule="linear warm-up, linear decay to 0",
                 classifier_dropout=0.1, encoder_dropout=args.encoder_dropout)
@@ -366,17 +380,11 @@ def run_transformers(args, settings: dict, hf_dir: str, seed: int, workdir: str)
     return {"seed": seed, "metrics": metrics, "seconds": round(time.time() - start, 1)}
 
 
-def _transformers_squad(args, settings: dict, hf_dir: str, seed: int, workdir: str, start: float) -> dict:
-    """SQuAD v1 windows (albert-tf's feature converter), ``AlbertForQuestionAnswering``, albert-tf's official
-    post-processing and the official evaluation script's scores."""
-    import torch
-    import transformers
-
+def squad_inputs(args: argparse.Namespace, settings: dict, workdir: str) -> types.SimpleNamespace:
+    """The SQuAD v1 file, its training windows, its questions and their prediction windows (albert-tf's reader and
+    feature converter: the same windows both sides)."""
     from albert_tf.data.squad.features import convert_examples_to_features
     from albert_tf.data.squad.reader import read_squad_examples
-    from albert_tf.evaluation.squad_metrics import evaluate_v1
-    from albert_tf.evaluation.squad_predictions import postprocess
-    from benchmarks.pretraining_parity import OfficialUpdate, official_lr
 
     path = answerable_squad(args, workdir)
     tokenizer = tokenizer_of(args.shared_data)
@@ -386,36 +394,162 @@ def _transformers_squad(args, settings: dict, hf_dir: str, seed: int, workdir: s
                                             is_training=True, **window)
     examples = read_squad_examples(path, is_training=False)
     predict, _ = convert_examples_to_features(examples, tokenizer, is_training=False, **window)
+    return types.SimpleNamespace(path=path, train=train, examples=examples, predict=predict)
+
+
+#: transformers' ``AlbertEmbeddings`` builds its word embeddings with ``padding_idx=pad_token_id``: the ``<pad>`` row
+#: gets no gradient and never changes. The official code (``modeling.py: embedding_lookup``) and albert-tf train it
+#: like any row; it matters where a loss reads padding positions, as the official SQuAD v1 loss does.
+PAD_EMBEDDING = ("frozen", "trained")
+
+
+def transformers_squad_model(hf_dir: str, settings: dict):
+    """``AlbertForQuestionAnswering`` from ``hf_dir`` (a new ``qa_outputs`` head where the folder has none), its
+    ``<pad>`` embedding row frozen (transformers' own) or trained (``settings["transformers_pad_embedding"]``)."""
+    import transformers
+
     model = transformers.AlbertForQuestionAnswering.from_pretrained(hf_dir)
+    if settings.get("transformers_pad_embedding", "frozen") == "trained":
+        model.albert.embeddings.word_embeddings.padding_idx = None
     model.train()
+    return model
+
+
+def _squad_tensors(rows: list, training: bool) -> dict:
+    """Full-length windows (the official v1 loss softmaxes over padding positions too) as torch tensors."""
+    import torch
+
+    batch = {k: torch.tensor([list(getattr(r, k)) for r in rows], dtype=torch.long)
+             for k in ("input_ids", "input_mask", "segment_ids")}
+    out = dict(input_ids=batch["input_ids"], attention_mask=batch["input_mask"], token_type_ids=batch["segment_ids"])
+    if training:
+        out.update(start_positions=torch.tensor([r.start_position for r in rows]),
+                   end_positions=torch.tensor([r.end_position for r in rows]))
+    return out
+
+
+def transformers_squad_train(model, settings: dict, train: list, batches) -> list[float]:
+    """``settings["steps"]`` official updates of ``model`` on ``train[i] for i in`` each of ``batches``; returns
+    each step's loss (before its update)."""
+    from benchmarks.pretraining_parity import OfficialUpdate, official_lr
+
     update = OfficialUpdate(model.named_parameters(), lamb=False, bias_correction=False)
-    keys = ("input_ids", "input_mask", "segment_ids")
-    order = _batches(len(train), settings["train_batch_size"], seed)
-    seq = settings["max_seq_length"]
+    losses = []
     for step in range(settings["steps"]):
-        rows = [train[i] for i in next(order)]
-        batch = {k: torch.tensor([list(getattr(r, k)) for r in rows], dtype=torch.long) for k in keys}  # full length:
-        out = model(input_ids=batch["input_ids"], attention_mask=batch["input_mask"],  # the official v1 loss sees
-                    token_type_ids=batch["segment_ids"],  # padding positions
-                    start_positions=torch.tensor([r.start_position for r in rows]),
-                    end_positions=torch.tensor([r.end_position for r in rows]))
+        out = model(**_squad_tensors([train[i] for i in next(batches)], training=True))
         out.loss.backward()
+        losses.append(out.loss.item())
         update.step(official_lr(step, settings["learning_rate"], settings["steps"], settings["warmup_steps"]))
+    return losses
+
+
+def transformers_squad_scores(model, settings: dict, squad: types.SimpleNamespace) -> dict:
+    """The official v1 scores of ``model``'s answers: albert-tf's post-processing over every position of each
+    window, padding included (the official n-best, as raw logits give it)."""
+    import torch
+
+    from albert_tf.evaluation.squad_metrics import evaluate_v1
+    from albert_tf.evaluation.squad_predictions import postprocess
+
     model.eval()
+    seq = settings["max_seq_length"]
     outputs = {}
     with torch.no_grad():
-        for i in range(0, len(predict), 32):
-            rows = predict[i:i + 32]
-            batch = {k: torch.tensor([list(getattr(r, k)) for r in rows], dtype=torch.long) for k in keys}
-            out = model(input_ids=batch["input_ids"], attention_mask=batch["input_mask"],
-                        token_type_ids=batch["segment_ids"])
+        for i in range(0, len(squad.predict), 32):
+            rows = squad.predict[i:i + 32]
+            out = model(**_squad_tensors(rows, training=False))
             for r, s, e in zip(rows, out.start_logits, out.end_logits):
                 outputs[r.unique_id] = {"start_logits": s[:seq].tolist(), "end_logits": e[:seq].tolist()}
-    answers = postprocess(examples, predict, outputs, version_2_with_negative=False)
-    with open(path, encoding="utf-8") as f:
+    answers = postprocess(squad.examples, squad.predict, outputs, version_2_with_negative=False)
+    with open(squad.path, encoding="utf-8") as f:
         metrics = evaluate_v1(json.load(f)["data"], answers.best_text)
-    return {"seed": seed, "metrics": {"f1": metrics["f1"], "exact_match": metrics["exact_match"]},
+    return {"f1": metrics["f1"], "exact_match": metrics["exact_match"]}
+
+
+def _transformers_squad(args, settings: dict, hf_dir: str, seed: int, workdir: str, start: float) -> dict:
+    """SQuAD v1 windows (albert-tf's feature converter), ``AlbertForQuestionAnswering``, albert-tf's official
+    post-processing and the official evaluation script's scores."""
+    squad = squad_inputs(args, settings, workdir)
+    model = transformers_squad_model(hf_dir, settings)
+    transformers_squad_train(model, settings, squad.train, _batches(len(squad.train), settings["train_batch_size"],
+                                                                    seed))
+    return {"seed": seed, "metrics": transformers_squad_scores(model, settings, squad),
             "seconds": round(time.time() - start, 1)}
+
+
+# ------------------------------------------------------------------------------------------------ lockstep
+
+
+def run_lockstep(args, settings: dict, hf_dir: str, config_file: str, seed: int, workdir: str) -> dict:
+    """SQuAD v1 without randomness between the sides: one ``AlbertForQuestionAnswering`` head drawn by ``seed``,
+    saved with the encoder as the initial checkpoint of both, and the same batches (``seed``'s permutations) fed to
+    both. The v1 model has no dropout (the small config's encoder dropout is 0), so each side's step losses are a
+    function of the weights and batches alone, and two correct implementations agree to float rounding: step for
+    step, not in distribution.
+
+    albert-tf runs as ``run_squad`` does (``squad.build``, ``run_experiment``: the config, schedule, optimizer,
+    checkpoint loading, training loop, prediction and post-processing), its training input replaced by the fixed
+    batches; its step losses are read back from its TensorBoard events."""
+    import shutil
+
+    import torch
+
+    from albert_tf.tasks import squad as squad_task
+    from albert_tf.tasks.squad.task import build
+    from albert_tf.training.experiment import run_experiment
+    from albert_tf.training.summaries import read_scalars
+
+    start = time.time()
+    squad = squad_inputs(args, settings, workdir)
+    torch.manual_seed(seed)
+    torch.set_num_threads(args.torch_threads)
+    model = transformers_squad_model(hf_dir, settings)
+    init_dir = os.path.join(workdir, f"lockstep_init_seed{seed}")
+    model.save_pretrained(init_dir)  # the encoder and this seed's head: both sides start here
+    rows = _batches(len(squad.train), settings["train_batch_size"], seed)
+    batches = [next(rows) for _ in range(settings["steps"])]
+
+    out = os.path.join(workdir, f"lockstep_albert_tf_seed{seed}")
+    shutil.rmtree(out, ignore_errors=True)
+    config = squad_task.make_config(
+        albert_config_file=config_file, spm_model_file=os.path.join(args.shared_data, "spm", "30k-clean.model"),
+        init_checkpoint=init_dir, output_dir=out, cached_dir=os.path.join(workdir, "albert_tf_cache"),
+        do_train=True, do_predict=True, train_file=squad.path, predict_file=squad.path,
+        max_seq_length=settings["max_seq_length"], doc_stride=settings["doc_stride"],
+        max_query_length=settings["max_query_length"], optimizer="adamw", learning_rate=settings["learning_rate"],
+        num_train_steps=settings["steps"], num_warmup_steps=settings["warmup_steps"],
+        train_batch_size=settings["train_batch_size"], predict_batch_size=32,
+        save_checkpoints_steps=settings["steps"], steps_per_loop=1, seed=seed)
+    task, config = build(config)
+    fixed = _fixed_squad_batches(squad.train, batches)
+    inputs = task.build_inputs
+    task.build_inputs = lambda split, size: fixed if split == "train" else inputs(split, size)
+    with contextlib.redirect_stdout(sys.stderr):
+        summary = run_experiment(task, config, log=None)
+    ours = [v for _, v in sorted(read_scalars(os.path.join(out, "train"))["loss"])]
+    theirs = transformers_squad_train(model, settings, squad.train, iter(batches))
+    gaps = [abs(a - b) for a, b in zip(ours, theirs)]
+    return {
+        "seed": seed,
+        "albert_tf": {"metrics": {k: summary["predict"]["scores"][k] for k in ("f1", "exact_match")},
+                      "losses": ours},
+        "transformers_torch": {"metrics": transformers_squad_scores(model, settings, squad), "losses": theirs},
+        "max_loss_difference": max(gaps),
+        "first_step_differing_by_1e-3": next((i for i, g in enumerate(gaps) if g > 1e-3), None),
+        "seconds": round(time.time() - start, 1),
+    }
+
+
+def _fixed_squad_batches(train: list, batches: list):
+    """``tf.data`` of the given batches of training windows, in order (a SQuAD task's training input's features)."""
+    import numpy as np
+    import tensorflow as tf
+
+    keys = {"input_ids": "input_ids", "input_mask": "input_mask", "segment_ids": "segment_ids",
+            "start_positions": "start_position", "end_positions": "end_position"}
+    arrays = {k: np.array([[np.asarray(getattr(train[i], a)) for i in b] for b in batches], np.int32)
+              for k, a in keys.items()}
+    return tf.data.Dataset.from_tensor_slices(arrays)
 
 
 # ------------------------------------------------------------------------------------------------ statistics
@@ -497,6 +631,14 @@ def parse_args(argv=None) -> argparse.Namespace:
                         "training set per seed (transformers' own sampler), or as albert-tf drew them from a one-file "
                         "cache (one fixed permutation through a seeded 1,000-record shuffle buffer; albert-tf's "
                         "training caches are now files read in a seed-drawn order)")
+    p.add_argument("--transformers_pad_embedding", choices=PAD_EMBEDDING, default="frozen",
+                   help="transformers' <pad> word-embedding row: frozen, as its padding_idx leaves it, or trained, "
+                        "as the official code and albert-tf train it (it matters where a loss reads padding "
+                        "positions: SQuAD v1's)")
+    p.add_argument("--lockstep", action="store_true",
+                   help="squad_v1: both sides from one saved head and on the same batches, seed by seed; reports "
+                        "each side's step losses and scores and their largest difference (no dropout in the v1 "
+                        "model: equal implementations agree step for step)")
     p.add_argument("--torch_threads", type=int, default=2)
     p.add_argument("--output", default="", help="also write the JSON here (after every run)")
     p.add_argument("--markdown", nargs="+", default=[], metavar="JSON",
@@ -516,6 +658,8 @@ def parse_args(argv=None) -> argparse.Namespace:
                 f"--pretrain_steps={args.pretrain_steps}: the weights are taken part-way through the schedule")
     if args.dev_curve_every and (args.only != "albert_tf" or args.task == "squad_v1"):
         p.error("--dev_curve_every needs --only=albert_tf and a GLUE task")
+    if args.lockstep and (args.task != "squad_v1" or args.only or args.reuse_transformers):
+        p.error("--lockstep needs --task=squad_v1 and both sides (no --only, no --reuse_transformers)")
     return args
 
 
@@ -556,6 +700,8 @@ def main(argv=None) -> dict:
     result = {"benchmark": "finetune_parity", "task": args.task, "settings": settings,
               "initial_weights": {**pretraining_settings(args), "curve": pretraining_curve(args)},
               "baseline": majority_baseline(args, settings), "albert_tf": [], "transformers_torch": []}
+    if args.lockstep:
+        return lockstep(args, settings, hf_dir, config_file, workdir, result)
     reused = reused_transformers(args.reuse_transformers, result) if args.reuse_transformers else {}
     for seed in range(args.first_seed, args.first_seed + args.seeds):
         if args.only in ("", "albert_tf"):
@@ -577,6 +723,31 @@ def main(argv=None) -> dict:
         result["transformers_summary"] = summarise(result["transformers_torch"])
     if not args.only:
         result["comparison"] = compare(result["albert_tf_summary"], result["transformers_summary"])
+    if args.output:
+        _write(args.output, result)
+    print(json.dumps(result, indent=1))
+    return result
+
+
+def lockstep(args, settings: dict, hf_dir: str, config_file: str, workdir: str, result: dict) -> dict:
+    """``--lockstep``: :func:`run_lockstep` per seed, then the largest step-loss difference over every seed and the
+    paired score differences (albert-tf minus transformers, seed by seed: the batches' and heads' spread cancels)."""
+    result = {**result, "mode": "lockstep", "seeds": []}
+    for seed in range(args.first_seed, args.first_seed + args.seeds):
+        log(f"{args.task} seed {seed}: lockstep")
+        result["seeds"].append(run_lockstep(args, settings, hf_dir, config_file, seed, workdir))
+        row = result["seeds"][-1]
+        log(f"{args.task} seed {seed}: albert-tf {row['albert_tf']['metrics']}, transformers "
+            f"{row['transformers_torch']['metrics']}, largest step-loss difference {row['max_loss_difference']:.2e}")
+        if args.output:
+            _write(args.output, result)
+    rows = result["seeds"]
+    result["max_loss_difference"] = max(r["max_loss_difference"] for r in rows)
+    result["paired_difference"] = summarise([
+        {"metrics": {k: r["albert_tf"]["metrics"][k] - r["transformers_torch"]["metrics"][k] for k in ("f1",
+                                                                                                       "exact_match")}}
+        for r in rows])
+    result.update(machine=machine_info(), versions=versions(("torch", "transformers")))
     if args.output:
         _write(args.output, result)
     print(json.dumps(result, indent=1))

@@ -281,6 +281,20 @@ def test_finetune_parity_smoke(tmp_path):
     refused = subprocess.run([sys.executable, "benchmarks/finetune_parity.py", "--markdown", str(search)], cwd=ROOT,
                              capture_output=True, text=True, timeout=120)
     assert refused.returncode != 0 and "one side" in refused.stderr
+    if not (shared / "squad" / "dev-v2.0-subset-a.json").is_file():
+        return
+    # SQuAD v1 in lockstep: one head and the same batches on both sides, no dropout in the v1 model, transformers'
+    # <pad> row trained as the official code trains it: the same step losses and the same answers
+    lock = _run("benchmarks/finetune_parity.py", "--smoke", "--task=squad_v1", "--lockstep", "--seeds=1",
+                "--transformers_pad_embedding=trained", f"--shared_data={shared}", f"--workdir={tmp_path}",
+                timeout=1200)
+    assert lock["mode"] == "lockstep" and lock["settings"]["transformers_pad_embedding"] == "trained"
+    (row,) = lock["seeds"]
+    ours, theirs = row["albert_tf"], row["transformers_torch"]
+    assert len(ours["losses"]) == len(theirs["losses"]) == 4
+    assert ours["losses"][-1] < ours["losses"][0]  # it trained
+    assert lock["max_loss_difference"] == row["max_loss_difference"] < 1e-4
+    assert ours["metrics"] == pytest.approx(theirs["metrics"])
 
 
 def test_finetune_parity_refuses_weights_past_their_schedule(capsys):

@@ -477,3 +477,57 @@ def test_v1_from_huggingface_question_answering_matches_pytorch(tmp_path):
         )
     np.testing.assert_allclose(out["start_logits"], again.start_logits.numpy(), atol=1e-4)
     np.testing.assert_allclose(out["end_logits"], again.end_logits.numpy(), atol=1e-4)
+
+
+def test_v1_training_gradient_matches_pytorch_but_for_its_frozen_pad_row():
+    """The official v1 loss softmaxes over padding positions, so the ``<pad>`` token's embedding gets a gradient.
+    albert-tf trains that row as the official ``embedding_lookup`` does; transformers' ``AlbertEmbeddings`` has
+    ``padding_idx=pad_token_id`` and leaves it at 0. With that row trained on both sides the loss and every
+    embedding gradient agree (benchmarks/README.md: the SQuAD v1 parity gap and ``--lockstep``)."""
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    from albert_tf.checkpoints.huggingface import albert_config_from_huggingface, load_huggingface_state_dict
+
+    hf_config = transformers.AlbertConfig(
+        vocab_size=60, embedding_size=8, hidden_size=16, num_hidden_layers=2, num_attention_heads=4,
+        intermediate_size=24, hidden_act="gelu_new", hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
+        max_position_embeddings=32, pad_token_id=0,
+    )
+    torch.manual_seed(1)
+    reference = transformers.AlbertForQuestionAnswering(hf_config).train()
+    model = AlbertSquad(albert_config_from_huggingface(hf_config.to_dict()))
+    load_huggingface_state_dict(model, reference.state_dict(), hf_config.to_dict())
+
+    rng = np.random.default_rng(5)
+    ids = rng.integers(1, 60, (3, 12)).astype("int32")
+    mask = np.ones((3, 12), "int32")
+    mask[0, 7:] = mask[1, 10:] = 0
+    ids[mask == 0] = 0  # <pad>
+    seg = np.zeros((3, 12), "int32")
+    seg[:, 4:] = 1
+    starts, ends = np.array([5, 4, 9], "int32"), np.array([6, 8, 11], "int32")
+    features = {"input_ids": ids, "input_mask": mask, "segment_ids": seg, "start_positions": starts,
+                "end_positions": ends}
+    word_embeddings = next(v for v in model.trainable_variables if "word_embeddings" in v.path)
+    with tf.GradientTape() as tape:
+        loss = squad_loss(model(features, training=True), features, False)
+    ours = tf.convert_to_tensor(tape.gradient(loss, word_embeddings)).numpy()
+    assert np.abs(ours[0]).max() > 1e-4  # the padding positions' logits reach the loss through the <pad> row
+
+    def theirs(pad_row_trained: bool):
+        reference.zero_grad()
+        reference.albert.embeddings.word_embeddings.padding_idx = None if pad_row_trained else 0
+        out = reference(input_ids=torch.tensor(ids, dtype=torch.long), attention_mask=torch.tensor(mask),
+                        token_type_ids=torch.tensor(seg, dtype=torch.long),
+                        start_positions=torch.tensor(starts, dtype=torch.long),
+                        end_positions=torch.tensor(ends, dtype=torch.long))
+        out.loss.backward()
+        return out.loss.item(), reference.albert.embeddings.word_embeddings.weight.grad.numpy().copy()
+
+    loss_frozen, frozen = theirs(pad_row_trained=False)
+    assert float(loss) == pytest.approx(loss_frozen, rel=1e-5)  # the same loss: only the gradient differs
+    assert not frozen[0].any()
+    np.testing.assert_allclose(ours[1:], frozen[1:], atol=1e-5)
+    loss_trained, trained = theirs(pad_row_trained=True)
+    assert loss_trained == pytest.approx(loss_frozen, rel=1e-6)
+    np.testing.assert_allclose(ours, trained, atol=1e-5)

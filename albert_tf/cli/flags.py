@@ -260,7 +260,8 @@ def define_fine_tuning_flags(
         "shuffle_train_examples", True,
         "Write the training features in one seeded permutation (random.Random(12345), as the official run_squad "
         "does), split into up to 128 files; training reads the files in an order drawn from --seed anew each "
-        "epoch, then through a 1,000-record shuffle buffer, so each seed (and trial) starts from other examples. "
+        "epoch, then through a 1,000-record shuffle buffer, every example once per epoch, so each seed (and trial) "
+        "starts from other examples. "
         "--noshuffle_train_examples writes one file in the training file's order, read through the buffer alone, "
         "as the official run_classifier.py and run_race.py do: a sorted file (STS-B's is sorted by genre) then "
         "trains on one part of it at a time.", flag_values=fv)

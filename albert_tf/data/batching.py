@@ -10,7 +10,11 @@ Training order: a training cache in several files (``data.cache.record_paths``: 
 permutation) is read as the official pretraining input reads its files: the file list shuffled by the run's seed,
 anew each epoch, :data:`INTERLEAVE_FILES` files read in turn, then a :data:`SHUFFLE_BUFFER` shuffle. Each seed of
 ``--num_trials`` so starts from other examples, and each epoch visits them in another order; one file (the file's
-order, ``--noshuffle_train_examples``) is read through the buffer alone, as the official fine-tuning input does.
+order, ``--noshuffle_train_examples``) is read through the buffer alone. Either way the stream repeats after the
+shuffle, so every record comes exactly once per epoch. (The official fine-tuning input repeats first, then
+shuffles through 100 records: its epochs blend at the edges. Repeating before a buffer larger than the training set
+blends its epochs, so some examples are seen far more often than others: the SQuAD v1 parity run in
+benchmarks/README.md.)
 The files' order, the interleave and the buffer are all seeded and checkpointed with the iterator, so a resumed
 run reads exactly the records an uninterrupted one would.
 
@@ -144,11 +148,13 @@ def record_dataset(
 
     files = [record_files] if isinstance(record_files, str) else list(record_files)
     if is_training and len(files) > 1:
+        # One epoch: the files in a seeded order, interleaved, through the buffer; repeated last, so every record
+        # comes once per epoch (a buffer filled across epochs would draw a small set unevenly).
         ds = tf.data.Dataset.from_tensor_slices(files)
-        ds = ds.shuffle(len(files), seed=seed, reshuffle_each_iteration=True).repeat()
+        ds = ds.shuffle(len(files), seed=seed, reshuffle_each_iteration=True)
         ds = ds.interleave(tf.data.TFRecordDataset, cycle_length=min(INTERLEAVE_FILES, len(files)), block_length=1,
                            num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
-        ds = ds.shuffle(SHUFFLE_BUFFER, seed=seed, reshuffle_each_iteration=True)
+        ds = ds.shuffle(SHUFFLE_BUFFER, seed=seed, reshuffle_each_iteration=True).repeat()
     elif is_training:
         ds = tf.data.TFRecordDataset(files)
         ds = ds.shuffle(SHUFFLE_BUFFER, seed=seed, reshuffle_each_iteration=True).repeat()

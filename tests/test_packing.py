@@ -222,13 +222,16 @@ def test_packed_mrpc_training_reaches_the_unpacked_weights_and_dev_metrics(tmp_p
 
 
 @pytest.mark.heavy
-def test_packed_and_unpacked_sst2_runs_land_within_one_point_on_dev(tmp_path):
+def test_packed_and_unpacked_sst2_runs_train_alike_and_both_learn(tmp_path):
     """A small model fine-tuned from scratch on real SST-2 (single sentences, where packing removes most of the
-    padding), packed and one example per row, same seed: dev accuracy within 1 point after 300 steps. The classifier
-    dropout draws the same masks in both layouts (its input is [batch, H] either way) and the config has no encoder
-    dropout, so the runs differ by float rounding only; longer runs leave the loss plateau at moments that rounding
-    moves, so their spread is the seeds' (``benchmarks/packing_dev.py``, benchmarks/README.md)."""
+    padding), packed and one example per row, same seed. The classifier dropout draws the same masks in both layouts
+    (its input is [batch, H] either way) and the config has no encoder dropout, so the runs differ by float rounding
+    only: their training losses agree while rounding has not yet grown (the first 80 steps, in which this seed
+    starts to learn), and both learn the task. The final dev accuracies are not compared: from random weights,
+    rounding decides when a run leaves the loss plateau, and same-seed pairs of this setting differ by -0.7 to +4.7
+    points over seeds 7-11 (benchmarks/README.md, packed and unpacked training from scratch)."""
     from albert_tf.tasks import glue
+    from albert_tf.training.summaries import read_scalars
 
     source, target = shared_path("glue", "SST-2"), tmp_path / "SST-2"
     target.mkdir()
@@ -238,10 +241,17 @@ def test_packed_and_unpacked_sst2_runs_land_within_one_point_on_dev(tmp_path):
     common = dict(task_name="SST-2", data_dir=str(target), max_seq_length=128, do_train=True, do_eval=True,
                   spm_model_file=str(shared_path("spm", "30k-clean.model")), eval_batch_size=64,
                   albert_config_file=write_small_config(tmp_path / "c.json"), num_train_steps=300,
-                  train_batch_size=32, learning_rate=1e-3, num_warmup_steps=30, steps_per_loop=100,
+                  train_batch_size=32, learning_rate=1e-3, num_warmup_steps=30, steps_per_loop=10,
                   save_checkpoints_steps=300, seed=7)
-    accuracy = {mode: glue.run(glue.make_config(output_dir=str(tmp_path / mode), packing=mode, **common))["best"]
-                ["accuracy"] for mode in ("first_fit", "none")}
+    accuracy, losses = {}, {}
+    for mode in ("first_fit", "none"):
+        summary = glue.run(glue.make_config(output_dir=str(tmp_path / mode), packing=mode, **common))
+        accuracy[mode] = summary["best"]["accuracy"]
+        losses[mode] = [loss for step, loss in sorted(read_scalars(str(tmp_path / mode / "train"))["loss"])
+                        if step <= 80]
     print(f"SST-2 dev accuracy: packed {accuracy['first_fit']:.4f}, unpacked {accuracy['none']:.4f}")
-    assert accuracy["none"] > 0.6, "the small model did not learn SST-2 (dev majority 0.509): the comparison is empty"
-    assert abs(accuracy["first_fit"] - accuracy["none"]) <= 0.01
+    assert len(losses["first_fit"]) == len(losses["none"]) == 8
+    assert min(losses["none"]) < losses["none"][0] - 0.01  # it trains within the compared steps (0.662 < 0.682)
+    assert max(abs(a - b) for a, b in zip(losses["first_fit"], losses["none"])) <= 1e-3
+    for mode, value in accuracy.items():  # the dev majority class is 0.509
+        assert value > 0.6, f"{mode}: the small model did not learn SST-2 ({value:.3f})"

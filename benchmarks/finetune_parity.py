@@ -23,11 +23,12 @@ transformers' ``classifier_dropout_prob``), and differ in their random head init
 order. So the comparison is statistical: per seed dev metrics on each side, their means and standard errors, and
 the difference in standard errors of the difference.
 
-``--lockstep`` (SQuAD v1) takes the randomness out instead: one seed's transformers head is saved with the encoder as
-both sides' initial checkpoint and both train on the same batches; the v1 model has no dropout, so equal
-implementations give equal step losses and answers up to float rounding. albert-tf runs ``run_squad``'s own path
-(config, schedule, optimizer, checkpoint loading, training loop, prediction, post-processing) with only its training
-input replaced. One difference is transformers' by design: its ``<pad>`` word embedding is frozen (``padding_idx``)
+``--lockstep`` takes the randomness out instead: one seed's transformers head is saved with the encoder as both
+sides' initial checkpoint and both train on the same batches with nothing dropped out (the SQuAD v1 model has no
+dropout; a GLUE task's classifier dropout is set to 0), so equal implementations give equal step losses and scores
+up to float rounding. albert-tf runs ``run_squad``'s / ``run_classifier``'s own path (config, schedule, optimizer,
+checkpoint loading, training loop, evaluation or prediction, post-processing) with only its training input
+replaced. One difference is transformers' by design: its ``<pad>`` word embedding is frozen (``padding_idx``)
 where the official code trains it, and the official v1 loss reaches it through the padding positions;
 ``--transformers_pad_embedding=trained`` trains it as the official code does.
 
@@ -35,6 +36,7 @@ where the official code trains it, and the official v1 loss reaches it through t
     python benchmarks/finetune_parity.py --task=squad_v1 --seeds=6 --steps=150
     python benchmarks/finetune_parity.py --task=squad_v1 --seeds=1 --steps=150 --lockstep \
         --transformers_pad_embedding=trained     # step for step: the largest loss difference, both sides' scores
+    python benchmarks/finetune_parity.py --task=MRPC --seeds=1 --lockstep     # run_classifier, step for step
     python benchmarks/finetune_parity.py --prepare_only          # pretrain and convert the initial weights
     python benchmarks/finetune_parity.py --prepare_only --pretrain_steps=6000 --pretrain_schedule_steps=15000 \
         --pretrain_batch_size=128 --pretrain_dupe_factor=4   # stronger weights: step 6,000 of a 15,000-step schedule
@@ -176,7 +178,7 @@ def settings_of(args: argparse.Namespace) -> dict:
         base["transformers_pad_embedding"] = args.transformers_pad_embedding
     base.update(optimizer="adamw (official AdamWeightDecay: no bias correction, eps 1e-6, weight decay 0.01 except "
                           "LayerNorm and bias, global-norm clipping 1.0)", schedule="linear warm-up, linear decay to 0",
-                classifier_dropout=0.1, encoder_dropout=args.encoder_dropout)
+                classifier_dropout=0.0 if args.lockstep else 0.1, encoder_dropout=args.encoder_dropout)
     return base
 
 
@@ -256,16 +258,22 @@ def run_albert_tf(args, settings: dict, hf_dir: str, config_file: str, seed: int
         config = glue.make_config(**common, task_name=args.task, data_dir=os.path.join(args.shared_data, "glue"),
                                   do_eval=True, eval_batch_size=64, classifier_dropout=settings["classifier_dropout"])
         glue.run(config)
-        with open(os.path.join(out, "eval_results.json"), encoding="utf-8") as f:
-            history = json.load(f)["checkpoints"]
-        # the last step's scores, as the transformers side: never the best of a curve picked on the dev set
-        last = next(h for h in history if h["global_step"] == settings["steps"])
-        metrics = {k: float(v) for k, v in last.items() if k in METRIC_KEYS}
-        metrics[DEV_LOSS] = float(last["eval_loss"])
+        metrics, history = albert_tf_glue_metrics(out, settings["steps"])
         if args.dev_curve_every:
             run["dev_curve"] = [{"step": h["global_step"], **{k: float(v) for k, v in h.items() if k in METRIC_KEYS},
                                  "eval_loss": float(h["eval_loss"])} for h in history]
     return {**run, "metrics": metrics, "seconds": round(time.time() - start, 1)}
+
+
+def albert_tf_glue_metrics(out: str, steps: int) -> tuple[dict, list]:
+    """The dev metrics and loss of ``run_classifier``'s checkpoint at ``steps`` in ``out`` (the last step's, as the
+    transformers side: never the best of a curve picked on the dev set), and every evaluation recorded."""
+    with open(os.path.join(out, "eval_results.json"), encoding="utf-8") as f:
+        history = json.load(f)["checkpoints"]
+    last = next(h for h in history if h["global_step"] == steps)
+    metrics = {k: float(v) for k, v in last.items() if k in METRIC_KEYS}
+    metrics[DEV_LOSS] = float(last["eval_loss"])
+    return metrics, history
 
 
 METRIC_KEYS = ("accuracy", "f1", "mcc", "pearson", "spearman")
@@ -341,9 +349,6 @@ def _glue_forward(model, rows: list, regression: bool):
 def run_transformers(args, settings: dict, hf_dir: str, seed: int, workdir: str) -> dict:
     """One seed of transformers' model from ``hf_dir`` trained by the official update on the same features."""
     import torch
-    import transformers
-
-    from benchmarks.pretraining_parity import OfficialUpdate, official_lr
 
     torch.manual_seed(seed)
     torch.set_num_threads(args.torch_threads)
@@ -351,19 +356,48 @@ def run_transformers(args, settings: dict, hf_dir: str, seed: int, workdir: str)
     if args.task == "squad_v1":
         return _transformers_squad(args, settings, hf_dir, seed, workdir, start)
     data = glue_features(args.shared_data, args.task, settings["max_seq_length"])
+    model = transformers_glue_model(hf_dir, settings, data)
+    draw = _cache_order_batches if args.transformers_order == "albert_tf_cache" else _batches
+    transformers_glue_train(model, settings, data, draw(len(data["train"]), settings["train_batch_size"], seed))
+    return {"seed": seed, "metrics": transformers_glue_scores(model, args.task, data),
+            "seconds": round(time.time() - start, 1)}
+
+
+def transformers_glue_model(hf_dir: str, settings: dict, data: dict):
+    """``AlbertForSequenceClassification`` from ``hf_dir`` (a new head where the folder has none) with the settings'
+    dropout, in training mode."""
+    import transformers
+
     num_labels = 1 if data["regression"] else len(data["labels"])
     model = transformers.AlbertForSequenceClassification.from_pretrained(
         hf_dir, num_labels=num_labels, classifier_dropout_prob=settings["classifier_dropout"],
         hidden_dropout_prob=settings["encoder_dropout"], attention_probs_dropout_prob=settings["encoder_dropout"])
     model.train()
+    return model
+
+
+def transformers_glue_train(model, settings: dict, data: dict, batches) -> list[float]:
+    """``settings["steps"]`` official updates of ``model`` on the training features of each of ``batches`` (index
+    arrays); returns each step's loss (before its update)."""
+    from benchmarks.pretraining_parity import OfficialUpdate, official_lr
+
     update = OfficialUpdate(model.named_parameters(), lamb=False, bias_correction=False)
-    train = data["train"]
-    draw = _cache_order_batches if args.transformers_order == "albert_tf_cache" else _batches
-    order = draw(len(train), settings["train_batch_size"], seed)
+    train, losses = data["train"], []
     for step in range(settings["steps"]):
-        _, per_example = _glue_forward(model, [train[i] for i in next(order)], data["regression"])
-        per_example.mean().backward()
+        _, per_example = _glue_forward(model, [train[i] for i in next(batches)], data["regression"])
+        loss = per_example.mean()
+        loss.backward()
+        losses.append(loss.item())
         update.step(official_lr(step, settings["learning_rate"], settings["steps"], settings["warmup_steps"]))
+    return losses
+
+
+def transformers_glue_scores(model, task: str, data: dict) -> dict:
+    """The GLUE metrics and the mean official loss of ``model`` on the dev features."""
+    import torch
+
+    from albert_tf.evaluation.glue_metrics import glue_metrics
+
     model.eval()
     predictions, losses = [], []
     with torch.no_grad():
@@ -372,12 +406,10 @@ def run_transformers(args, settings: dict, hf_dir: str, seed: int, workdir: str)
             logits, per_example = _glue_forward(model, dev[i:i + 64], data["regression"])
             losses.extend(per_example.tolist())
             predictions.extend(logits.tolist() if data["regression"] else logits.argmax(-1).tolist())
-    from albert_tf.evaluation.glue_metrics import glue_metrics
-
     gold = [r.label_id for r in data["dev"]]
-    metrics = {k: float(v) for k, v in glue_metrics(args.task, gold, predictions).items() if k in METRIC_KEYS}
+    metrics = {k: float(v) for k, v in glue_metrics(task, gold, predictions).items() if k in METRIC_KEYS}
     metrics[DEV_LOSS] = statistics.fmean(losses)
-    return {"seed": seed, "metrics": metrics, "seconds": round(time.time() - start, 1)}
+    return metrics
 
 
 def squad_inputs(args: argparse.Namespace, settings: dict, workdir: str) -> types.SimpleNamespace:
@@ -481,74 +513,102 @@ def _transformers_squad(args, settings: dict, hf_dir: str, seed: int, workdir: s
 
 
 def run_lockstep(args, settings: dict, hf_dir: str, config_file: str, seed: int, workdir: str) -> dict:
-    """SQuAD v1 without randomness between the sides: one ``AlbertForQuestionAnswering`` head drawn by ``seed``,
-    saved with the encoder as the initial checkpoint of both, and the same batches (``seed``'s permutations) fed to
-    both. The v1 model has no dropout (the small config's encoder dropout is 0), so each side's step losses are a
-    function of the weights and batches alone, and two correct implementations agree to float rounding: step for
-    step, not in distribution.
+    """Both sides without randomness between them: one transformers head drawn by ``seed``
+    (``AlbertForQuestionAnswering`` for SQuAD v1, ``AlbertForSequenceClassification`` for a GLUE task), saved with
+    the encoder as the initial checkpoint of both, and the same batches (``seed``'s permutations) fed to both.
+    Nothing drops out (the small config's encoder dropout is 0, the SQuAD v1 head has none, a GLUE run's classifier
+    dropout is set to 0), so each side's step losses are a function of the weights and batches alone, and two
+    correct implementations agree to float rounding: step for step, not in distribution.
 
-    albert-tf runs as ``run_squad`` does (``squad.build``, ``run_experiment``: the config, schedule, optimizer,
-    checkpoint loading, training loop, prediction and post-processing), its training input replaced by the fixed
-    batches; its step losses are read back from its TensorBoard events."""
+    albert-tf runs as ``run_squad`` / ``run_classifier`` do (the task's ``build`` and ``run_experiment``: the config,
+    schedule, optimizer, checkpoint loading, training loop, evaluation or prediction and post-processing), its
+    training input replaced by the fixed batches; its step losses are read back from its TensorBoard events."""
     import shutil
 
     import torch
 
-    from albert_tf.tasks import squad as squad_task
-    from albert_tf.tasks.squad.task import build
     from albert_tf.training.experiment import run_experiment
     from albert_tf.training.summaries import read_scalars
 
     start = time.time()
-    squad = squad_inputs(args, settings, workdir)
+    squad = args.task == "squad_v1"
     torch.manual_seed(seed)
     torch.set_num_threads(args.torch_threads)
-    model = transformers_squad_model(hf_dir, settings)
+    if squad:
+        data = squad_inputs(args, settings, workdir)
+        model, train = transformers_squad_model(hf_dir, settings), data.train
+    else:
+        data = glue_features(args.shared_data, args.task, settings["max_seq_length"])
+        model, train = transformers_glue_model(hf_dir, settings, data), data["train"]
     init_dir = os.path.join(workdir, f"lockstep_init_seed{seed}")
     model.save_pretrained(init_dir)  # the encoder and this seed's head: both sides start here
-    rows = _batches(len(squad.train), settings["train_batch_size"], seed)
+    rows = _batches(len(train), settings["train_batch_size"], seed)
     batches = [next(rows) for _ in range(settings["steps"])]
 
     out = os.path.join(workdir, f"lockstep_albert_tf_seed{seed}")
     shutil.rmtree(out, ignore_errors=True)
-    config = squad_task.make_config(
+    common = dict(
         albert_config_file=config_file, spm_model_file=os.path.join(args.shared_data, "spm", "30k-clean.model"),
         init_checkpoint=init_dir, output_dir=out, cached_dir=os.path.join(workdir, "albert_tf_cache"),
-        do_train=True, do_predict=True, train_file=squad.path, predict_file=squad.path,
-        max_seq_length=settings["max_seq_length"], doc_stride=settings["doc_stride"],
-        max_query_length=settings["max_query_length"], optimizer="adamw", learning_rate=settings["learning_rate"],
-        num_train_steps=settings["steps"], num_warmup_steps=settings["warmup_steps"],
-        train_batch_size=settings["train_batch_size"], predict_batch_size=32,
+        do_train=True, max_seq_length=settings["max_seq_length"], optimizer="adamw",
+        learning_rate=settings["learning_rate"], num_train_steps=settings["steps"],
+        num_warmup_steps=settings["warmup_steps"], train_batch_size=settings["train_batch_size"],
         save_checkpoints_steps=settings["steps"], steps_per_loop=1, seed=seed)
+    if squad:
+        from albert_tf.tasks import squad as squad_task
+        from albert_tf.tasks.squad.task import build
+
+        config = squad_task.make_config(
+            **common, do_predict=True, train_file=data.path, predict_file=data.path, doc_stride=settings["doc_stride"],
+            max_query_length=settings["max_query_length"], predict_batch_size=32)
+    else:
+        from albert_tf.tasks import glue
+        from albert_tf.tasks.glue.task import build
+
+        config = glue.make_config(**common, task_name=args.task, data_dir=os.path.join(args.shared_data, "glue"),
+                                  do_eval=True, eval_batch_size=64, classifier_dropout=settings["classifier_dropout"])
     task, config = build(config)
-    fixed = _fixed_squad_batches(squad.train, batches)
+    fixed = _fixed_batches(train, batches, data["regression"] if not squad else None)
     inputs = task.build_inputs
     task.build_inputs = lambda split, size: fixed if split == "train" else inputs(split, size)
     with contextlib.redirect_stdout(sys.stderr):
         summary = run_experiment(task, config, log=None)
     ours = [v for _, v in sorted(read_scalars(os.path.join(out, "train"))["loss"])]
-    theirs = transformers_squad_train(model, settings, squad.train, iter(batches))
+    if squad:
+        ours_metrics = {k: summary["predict"]["scores"][k] for k in ("f1", "exact_match")}
+        theirs = transformers_squad_train(model, settings, train, iter(batches))
+        theirs_metrics = transformers_squad_scores(model, settings, data)
+    else:
+        ours_metrics, _ = albert_tf_glue_metrics(out, settings["steps"])
+        theirs = transformers_glue_train(model, settings, data, iter(batches))
+        theirs_metrics = transformers_glue_scores(model, args.task, data)
     gaps = [abs(a - b) for a, b in zip(ours, theirs)]
     return {
         "seed": seed,
-        "albert_tf": {"metrics": {k: summary["predict"]["scores"][k] for k in ("f1", "exact_match")},
-                      "losses": ours},
-        "transformers_torch": {"metrics": transformers_squad_scores(model, settings, squad), "losses": theirs},
+        "albert_tf": {"metrics": ours_metrics, "losses": ours},
+        "transformers_torch": {"metrics": theirs_metrics, "losses": theirs},
         "max_loss_difference": max(gaps),
         "first_step_differing_by_1e-3": next((i for i, g in enumerate(gaps) if g > 1e-3), None),
         "seconds": round(time.time() - start, 1),
     }
 
 
-def _fixed_squad_batches(train: list, batches: list):
-    """``tf.data`` of the given batches of training windows, in order (a SQuAD task's training input's features)."""
+def _fixed_batches(train: list, batches: list, regression: bool | None):
+    """``tf.data`` of the given batches of training features, in order: a SQuAD task's (``regression`` None) or a
+    GLUE task's training input."""
     import numpy as np
     import tensorflow as tf
 
-    keys = {"input_ids": "input_ids", "input_mask": "input_mask", "segment_ids": "segment_ids",
-            "start_positions": "start_position", "end_positions": "end_position"}
-    arrays = {k: np.array([[np.asarray(getattr(train[i], a)) for i in b] for b in batches], np.int32)
-              for k, a in keys.items()}
+    def column(attribute: str, dtype) -> np.ndarray:
+        return np.array([[np.asarray(getattr(train[i], attribute)) for i in b] for b in batches], dtype)
+
+    arrays = {k: column(k, np.int32) for k in ("input_ids", "input_mask", "segment_ids")}
+    if regression is None:
+        arrays.update(start_positions=column("start_position", np.int32),
+                      end_positions=column("end_position", np.int32))
+    else:
+        arrays.update(label_ids=column("label_id", np.float32 if regression else np.int32),
+                      is_real_example=np.ones((len(batches), len(batches[0])), np.int32))
     return tf.data.Dataset.from_tensor_slices(arrays)
 
 
@@ -636,9 +696,10 @@ def parse_args(argv=None) -> argparse.Namespace:
                         "as the official code and albert-tf train it (it matters where a loss reads padding "
                         "positions: SQuAD v1's)")
     p.add_argument("--lockstep", action="store_true",
-                   help="squad_v1: both sides from one saved head and on the same batches, seed by seed; reports "
-                        "each side's step losses and scores and their largest difference (no dropout in the v1 "
-                        "model: equal implementations agree step for step)")
+                   help="both sides from one saved head and on the same batches, seed by seed, nothing dropped out "
+                        "(a GLUE task's classifier dropout set to 0); reports each side's step losses and scores, "
+                        "their largest difference and the paired score differences (equal implementations agree "
+                        "step for step)")
     p.add_argument("--torch_threads", type=int, default=2)
     p.add_argument("--output", default="", help="also write the JSON here (after every run)")
     p.add_argument("--markdown", nargs="+", default=[], metavar="JSON",
@@ -658,8 +719,10 @@ def parse_args(argv=None) -> argparse.Namespace:
                 f"--pretrain_steps={args.pretrain_steps}: the weights are taken part-way through the schedule")
     if args.dev_curve_every and (args.only != "albert_tf" or args.task == "squad_v1"):
         p.error("--dev_curve_every needs --only=albert_tf and a GLUE task")
-    if args.lockstep and (args.task != "squad_v1" or args.only or args.reuse_transformers):
-        p.error("--lockstep needs --task=squad_v1 and both sides (no --only, no --reuse_transformers)")
+    if args.lockstep and (args.only or args.reuse_transformers or args.encoder_dropout
+                          or args.transformers_order != "permutation"):
+        p.error("--lockstep runs both sides on transformers' batches without dropout (no --only, --reuse_transformers, "
+                "--encoder_dropout or --transformers_order)")
     return args
 
 
@@ -744,8 +807,7 @@ def lockstep(args, settings: dict, hf_dir: str, config_file: str, workdir: str, 
     rows = result["seeds"]
     result["max_loss_difference"] = max(r["max_loss_difference"] for r in rows)
     result["paired_difference"] = summarise([
-        {"metrics": {k: r["albert_tf"]["metrics"][k] - r["transformers_torch"]["metrics"][k] for k in ("f1",
-                                                                                                       "exact_match")}}
+        {"metrics": {k: v - r["transformers_torch"]["metrics"][k] for k, v in r["albert_tf"]["metrics"].items()}}
         for r in rows])
     result.update(machine=machine_info(), versions=versions(("torch", "transformers")))
     if args.output:

@@ -281,6 +281,16 @@ def test_finetune_parity_smoke(tmp_path):
     refused = subprocess.run([sys.executable, "benchmarks/finetune_parity.py", "--markdown", str(search)], cwd=ROOT,
                              capture_output=True, text=True, timeout=120)
     assert refused.returncode != 0 and "one side" in refused.stderr
+    # run_classifier in lockstep: the transformers head saved as both sides' start, the same batches, classifier
+    # dropout 0: the same step losses and dev scores
+    lock = _run("benchmarks/finetune_parity.py", "--smoke", "--task=MRPC", "--lockstep", "--seeds=1",
+                f"--shared_data={shared}", f"--workdir={tmp_path}", timeout=1200)
+    assert lock["mode"] == "lockstep" and lock["settings"]["classifier_dropout"] == 0.0
+    (row,) = lock["seeds"]
+    assert len(row["albert_tf"]["losses"]) == len(row["transformers_torch"]["losses"]) == 4
+    assert lock["max_loss_difference"] < 1e-4
+    assert row["albert_tf"]["metrics"] == pytest.approx(row["transformers_torch"]["metrics"], abs=1e-5)
+    assert set(lock["paired_difference"]) == {"accuracy", "f1", "dev_loss"}
     if not (shared / "squad" / "dev-v2.0-subset-a.json").is_file():
         return
     # SQuAD v1 in lockstep: one head and the same batches on both sides, no dropout in the v1 model, transformers'
@@ -307,6 +317,19 @@ def test_finetune_parity_refuses_weights_past_their_schedule(capsys):
     assert "--pretrain_schedule_steps=3000 is shorter than --pretrain_steps=6000" in capsys.readouterr().err
     kept = parse_args(["--pretrain_steps=6000", "--pretrain_schedule_steps=15000"])
     assert (kept.pretrain_steps, kept.pretrain_schedule_steps) == (6000, 15000)
+
+
+@pytest.mark.parametrize("extra", ["--only=albert_tf", "--encoder_dropout=0.1", "--transformers_order=albert_tf_cache",
+                                   "--reuse_transformers=earlier.json"])
+def test_finetune_parity_lockstep_refuses_what_would_part_the_sides(capsys, extra):
+    sys.path.insert(0, str(ROOT))
+    from benchmarks.finetune_parity import parse_args, settings_of
+
+    with pytest.raises(SystemExit) as stop:
+        parse_args(["--lockstep", extra])
+    assert stop.value.code == 2 and "--lockstep runs both sides" in capsys.readouterr().err
+    assert settings_of(parse_args(["--lockstep", "--task=MRPC"]))["classifier_dropout"] == 0.0
+    assert settings_of(parse_args(["--task=MRPC"]))["classifier_dropout"] == 0.1
 
 
 def test_finetune_parity_cache_order_batches_draw_as_albert_tf_does():

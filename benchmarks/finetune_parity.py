@@ -220,6 +220,19 @@ def answerable_squad(args: argparse.Namespace, workdir: str) -> str:
 # ------------------------------------------------------------------------------------------------ albert-tf
 
 
+def runner_options(args, settings: dict, config_file: str, init_checkpoint: str, out: str, workdir: str, seed: int,
+                   **extra) -> dict:
+    """The ``run_classifier`` / ``run_squad`` options both albert-tf paths share: the pretrained files, the output
+    and cache folders, and the official AdamW update on the settings' schedule."""
+    return dict(
+        albert_config_file=config_file, spm_model_file=os.path.join(args.shared_data, "spm", "30k-clean.model"),
+        init_checkpoint=init_checkpoint, output_dir=out, cached_dir=os.path.join(workdir, "albert_tf_cache"),
+        do_train=True, max_seq_length=settings["max_seq_length"], optimizer="adamw",
+        learning_rate=settings["learning_rate"], num_train_steps=settings["steps"],
+        num_warmup_steps=settings["warmup_steps"], train_batch_size=settings["train_batch_size"], seed=seed,
+        **extra)
+
+
 def run_albert_tf(args, settings: dict, hf_dir: str, config_file: str, seed: int, workdir: str) -> dict:
     """One seed of ``run_classifier`` / ``run_squad`` (their Python API) from the Hugging Face folder."""
     import shutil
@@ -227,14 +240,8 @@ def run_albert_tf(args, settings: dict, hf_dir: str, config_file: str, seed: int
     out = os.path.join(workdir, f"albert_tf_seed{seed}")
     save_every = args.dev_curve_every or settings["steps"]  # every save is scored on the dev set
     shutil.rmtree(out, ignore_errors=True)
-    common = dict(
-        albert_config_file=config_file, spm_model_file=os.path.join(args.shared_data, "spm", "30k-clean.model"),
-        init_checkpoint=hf_dir, output_dir=out, cached_dir=os.path.join(workdir, "albert_tf_cache"),
-        do_train=True, max_seq_length=settings["max_seq_length"], optimizer="adamw",
-        learning_rate=settings["learning_rate"], num_train_steps=settings["steps"],
-        num_warmup_steps=settings["warmup_steps"], train_batch_size=settings["train_batch_size"],
-        save_checkpoints_steps=save_every, steps_per_loop=min(100, save_every), seed=seed,
-    )
+    common = runner_options(args, settings, config_file, hf_dir, out, workdir, seed,
+                            save_checkpoints_steps=save_every, steps_per_loop=min(100, save_every))
     start = time.time()
     run = {"seed": seed}
     if args.task == "squad_v1":
@@ -547,13 +554,8 @@ def run_lockstep(args, settings: dict, hf_dir: str, config_file: str, seed: int,
 
     out = os.path.join(workdir, f"lockstep_albert_tf_seed{seed}")
     shutil.rmtree(out, ignore_errors=True)
-    common = dict(
-        albert_config_file=config_file, spm_model_file=os.path.join(args.shared_data, "spm", "30k-clean.model"),
-        init_checkpoint=init_dir, output_dir=out, cached_dir=os.path.join(workdir, "albert_tf_cache"),
-        do_train=True, max_seq_length=settings["max_seq_length"], optimizer="adamw",
-        learning_rate=settings["learning_rate"], num_train_steps=settings["steps"],
-        num_warmup_steps=settings["warmup_steps"], train_batch_size=settings["train_batch_size"],
-        save_checkpoints_steps=settings["steps"], steps_per_loop=1, seed=seed)
+    common = runner_options(args, settings, config_file, init_dir, out, workdir, seed,
+                            save_checkpoints_steps=settings["steps"], steps_per_loop=1)
     if squad:
         from albert_tf.tasks import squad as squad_task
         from albert_tf.tasks.squad.task import build

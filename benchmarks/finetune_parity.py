@@ -536,6 +536,7 @@ def run_lockstep(args, settings: dict, hf_dir: str, config_file: str, seed: int,
 
     from albert_tf.training.experiment import run_experiment
     from albert_tf.training.summaries import read_scalars
+    from albert_tf.training.task import TRAIN
 
     start = time.time()
     squad = args.task == "squad_v1"
@@ -572,7 +573,7 @@ def run_lockstep(args, settings: dict, hf_dir: str, config_file: str, seed: int,
     task, config = build(config)
     fixed = _fixed_batches(train, batches, data["regression"] if not squad else None)
     inputs = task.build_inputs
-    task.build_inputs = lambda split, size: fixed if split == "train" else inputs(split, size)
+    task.build_inputs = lambda split, size: fixed if split == TRAIN else inputs(split, size)
     with contextlib.redirect_stdout(sys.stderr):
         summary = run_experiment(task, config, log=None)
     ours = [v for _, v in sorted(read_scalars(os.path.join(out, "train"))["loss"])]

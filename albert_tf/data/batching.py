@@ -147,19 +147,17 @@ def record_dataset(
         return out
 
     files = [record_files] if isinstance(record_files, str) else list(record_files)
-    if is_training and len(files) > 1:
-        # One epoch: the files in a seeded order, interleaved, through the buffer; repeated last, so every record
-        # comes once per epoch (a buffer filled across epochs would draw a small set unevenly).
+    if is_training and len(files) > 1:  # one epoch: the files in a seeded order, read in turn
         ds = tf.data.Dataset.from_tensor_slices(files)
         ds = ds.shuffle(len(files), seed=seed, reshuffle_each_iteration=True)
         ds = ds.interleave(tf.data.TFRecordDataset, cycle_length=min(INTERLEAVE_FILES, len(files)), block_length=1,
                            num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
-        ds = ds.shuffle(SHUFFLE_BUFFER, seed=seed, reshuffle_each_iteration=True).repeat()
-    elif is_training:
-        ds = tf.data.TFRecordDataset(files)
-        ds = ds.shuffle(SHUFFLE_BUFFER, seed=seed, reshuffle_each_iteration=True).repeat()
     else:
         ds = tf.data.TFRecordDataset(files)
+    if is_training:
+        # Repeated after the buffer, so every record comes once per epoch (a buffer filled across epochs would draw
+        # a small set unevenly).
+        ds = ds.shuffle(SHUFFLE_BUFFER, seed=seed, reshuffle_each_iteration=True).repeat()
     ds = ds.map(parse, num_parallel_calls=tf.data.AUTOTUNE)
     ds = ds.batch(batch_size, drop_remainder=drop_remainder or is_training)
     if bucket_lengths:

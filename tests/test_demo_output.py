@@ -1,5 +1,7 @@
 """What a new user sees from the demo: the project's own lines only (no warning from setuptools, TensorFlow, absl
-or Keras), a closing summary with its SVG learning curve, and the same command working a second time."""
+or Keras), a closing summary with its SVG learning curve, and the same command working a second time: every stage
+(the README's ``make demo``, with its step counts reduced) run twice in one work dir, and a stage stopped half-way
+run again from its start."""
 
 from __future__ import annotations
 
@@ -17,33 +19,52 @@ from conftest import ROOT
 FOREIGN = re.compile(r"^[IWEF]\d{4} \d\d:\d\d|Warning\b|WARNING|^W\d{4}|deprecat|tensorflow:", re.IGNORECASE)
 
 
-def run_demo(workdir, steps: int = 30) -> subprocess.CompletedProcess:
+def run_demo(workdir) -> subprocess.CompletedProcess:
+    """``make demo`` (every stage) with the pretraining and fine-tuning step counts reduced."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("TF_CPP", "ALBERT_TF_VERBOSE"))}
     return subprocess.run(
-        [sys.executable, "-m", "albert_tf.demo", f"--workdir={workdir}", "--stages=pretraining_data,pretrain",
-         f"--pretrain_steps={steps}"],
-        capture_output=True, text=True, cwd=ROOT, env=env, timeout=1200,
+        [sys.executable, "-m", "albert_tf.demo", f"--workdir={workdir}", "--pretrain_steps=30", "--finetune_steps=4"],
+        capture_output=True, text=True, cwd=ROOT, env=env, timeout=1800,
     )
+
+
+def assert_clean_run(result: subprocess.CompletedProcess) -> list[str]:
+    """Exit 0, no traceback, no library line, and the closing summary; returns the lines from the summary on."""
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output[-3000:]
+    assert "Traceback" not in output, output[-3000:]
+    foreign = [line for line in output.splitlines() if FOREIGN.search(line)]
+    assert not foreign, "\n".join(foreign[:20])
+    lines = result.stdout.rstrip().splitlines()
+    done = next(i for i, line in enumerate(lines) if line.startswith("== demo done in"))
+    return lines[done:]
 
 
 @pytest.mark.slow
 def test_demo_prints_only_its_own_lines_ends_with_a_summary_and_runs_twice(tmp_path):
     work = tmp_path / "demo"
     first = run_demo(work)
-    output = first.stdout + first.stderr
-    assert first.returncode == 0, output[-3000:]
-    foreign = [line for line in output.splitlines() if FOREIGN.search(line)]
-    assert not foreign, "\n".join(foreign[:20])
-    lines = first.stdout.rstrip().splitlines()
-    done = next(i for i, line in enumerate(lines) if line.startswith("== demo done in"))
-    assert any("learning curve (SVG)" in line for line in lines[done:])
+    summary = assert_clean_run(first)
+    assert any("learning curve (SVG)" in line for line in summary)
+    assert any("SavedModel" in line for line in summary)
     svg = ET.parse(work / "pretrain_curve.svg").getroot()
     assert len(svg.findall("{http://www.w3.org/2000/svg}polyline")) == 2  # held-out MLM and SOP accuracy
 
-    again = run_demo(work)  # nothing left to train: the same figures from what the first run recorded
-    assert again.returncode == 0, (again.stdout + again.stderr)[-3000:]
-    figure = re.compile(r"held-out MLM accuracy [0-9.]+ -> [0-9.]+")
-    assert figure.findall(again.stdout) == figure.findall(first.stdout) != []
+    again = run_demo(work)  # every stage finished: each reused, with the figures the first run recorded
+    assert assert_clean_run(again)[1:] == summary[1:]  # all but the time
+    for stage in ("table1", "pretraining_data", "pretrain", "finetune"):
+        assert f"== stage {stage}: finished by an earlier run" in again.stdout
+    for pattern in (r"held-out MLM accuracy [0-9.]+ -> [0-9.]+", r"-> label \d[^,]*, probabilities \[[^]]*\]"):
+        assert re.findall(pattern, again.stdout) == re.findall(pattern, first.stdout) != []
+
+    # The fine-tuning stage stopped half-way (its run folder written, its record not): run again from its start.
+    (work / "stages" / "finetune.json").unlink()
+    third = run_demo(work)
+    assert_clean_run(third)
+    assert "== stage finetune: finished by an earlier run" not in third.stdout
+    assert "== stage pretrain: finished by an earlier run" in third.stdout
+    assert "left by an earlier run of this stage that did not finish" in third.stdout
+    assert (work / "stages" / "finetune.json").exists()
 
 
 def test_the_foreign_line_check_sees_library_output():

@@ -15,6 +15,7 @@ asked about two raw sentences it has never seen.
 from __future__ import annotations
 
 import os
+import shutil
 from typing import Any
 
 from albert_tf.data import sample_corpus
@@ -25,6 +26,7 @@ QUESTIONS = [
     "Oscar lives in the famous town of Westport, where the sun is shining today.",
     "Oscar lives in the famous town of Westport, where snow is falling today.",
 ]
+DEFAULT_STEPS = 300
 LABEL_NAMES = {"1": "sunny", "0": "other weather"}
 MRPC_QUESTIONS = (
     ["The company said its profit rose 10 percent.", "The cat slept on the warm windowsill all afternoon."],
@@ -98,15 +100,16 @@ def run(workdir: str, args: Any) -> dict:
     glue_dir = getattr(args, "glue_dir", None)
     if glue_dir:
         task = "MRPC" if os.path.isdir(os.path.join(glue_dir, "MRPC")) else "SST-2"
-        data_dir, questions, steps, seq = glue_dir, MRPC_QUESTIONS if task == "MRPC" else (QUESTIONS,), 300, 64
+        data_dir, questions, seq = glue_dir, MRPC_QUESTIONS if task == "MRPC" else (QUESTIONS,), 64
         counts = None
     else:
         task = "SST-2"
         data_dir = os.path.join(stage_dir, "data")
         counts = sample_corpus.write_weather_task(data_dir, seed=seed)
-        questions, steps, seq = (QUESTIONS,), 300, 48
+        questions, seq = (QUESTIONS,), 48
         print(f"derived task (sunny vs other weather, SST-2 layout): {counts}")
 
+    steps = int(getattr(args, "finetune_steps", 0) or DEFAULT_STEPS)
     output_dir = os.path.join(stage_dir, f"{task.lower()}_run")
     export_dir = os.path.join(stage_dir, "export")
     cfg = glue.make_config(
@@ -126,12 +129,14 @@ def run(workdir: str, args: Any) -> dict:
         learning_rate=1e-3 if init_checkpoint is None else 5e-4,
         train_step=steps,
         warmup_step=steps // 10,
-        save_checkpoints_steps=steps // 2,
+        save_checkpoints_steps=max(1, steps // 2),
         export_dir=export_dir,
         seed=seed,
     )
-    if os.path.isdir(output_dir) and os.listdir(output_dir):
-        raise RuntimeError(f"{output_dir} is not empty: remove it or use another --workdir")
+    for folder in (output_dir, export_dir):  # what an earlier, unfinished run of this stage left: start clean
+        if os.path.isdir(folder) and os.listdir(folder):
+            print(f"removing {folder}, left by an earlier run of this stage that did not finish")
+            shutil.rmtree(folder)
     summary = glue.run(cfg)
     path = summary["export_dir"]
 

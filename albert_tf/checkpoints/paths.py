@@ -139,3 +139,69 @@ def list_run_checkpoints(directory: str) -> list[tuple[int, str]]:
         if m:
             found.append((int(m.group(1)), os.path.join(directory, name[: -len(".index")])))
     return sorted(found)
+
+
+_STATE_LATEST = re.compile(r'^model_checkpoint_path:\s*"((?:[^"\\]|\\.)*)"\s*$', re.M)
+
+
+def _state_file_target(directory: str) -> str | None:
+    """The checkpoint prefix the ``checkpoint`` state file of ``directory`` names (None when there is no state
+    file); :class:`CheckpointError` naming the file when it cannot be read as one."""
+    state = os.path.join(directory, STATE_FILE)
+    if not _fs.exists(state):
+        return None
+    try:
+        text = _fs.read_bytes(state).decode("utf-8")
+    except UnicodeDecodeError:
+        raise CheckpointError(f"{state}: the checkpoint state file is not text (binary or damaged); it should hold "
+                              'a line model_checkpoint_path: "ckpt-N"') from None
+    match = _STATE_LATEST.search(text)
+    if match is None:
+        raise CheckpointError(f'{state}: the checkpoint state file has no model_checkpoint_path: "ckpt-N" line '
+                              "(damaged or not written by TensorFlow)")
+    name = re.sub(r"\\(.)", r"\1", match.group(1))
+    return name if os.path.isabs(name) or "://" in name else os.path.join(directory, name)
+
+
+def resume_point(directory: str) -> str | None:
+    """The checkpoint a training run in ``directory`` resumes from, checked whole before the run writes anything;
+    None where the directory holds no checkpoint (a fresh start).
+
+    Resume is all or nothing: a state file that cannot be read or names a missing checkpoint, checkpoints without a
+    state file, or a latest checkpoint whose ``.index`` or ``.data`` cannot be read are each one
+    :class:`CheckpointError` naming the file, never a silent start from step 0 that would write new ``ckpt-N``
+    files over the trained ones. (TensorFlow's ``latest_checkpoint`` answers None for all of these.)
+    """
+    checkpoints = list_run_checkpoints(directory)
+    found = ", ".join(os.path.basename(p) for _, p in checkpoints[-3:])
+    latest = _state_file_target(directory) if _fs.isdir(directory) else None
+    others = [p for _, p in checkpoints if p != latest]
+    way_out = f"; a new --output_dir with --init_checkpoint={others[-1]} starts from its weights" if others else ""
+    if latest is None:
+        if checkpoints:
+            raise CheckpointError(
+                f"{os.path.join(directory, STATE_FILE)}: the checkpoint state file is missing while {found} remain; "
+                f"refusing to start over on top of them (restore the file to resume{way_out})")
+        return None
+    if not _fs.exists(latest + ".index"):
+        raise CheckpointError(
+            f"{os.path.join(directory, STATE_FILE)} names {os.path.basename(latest)}, but {latest}.index does not "
+            f"exist{' (the folder holds ' + found + ')' if found else ''}: refusing to start over{way_out}")
+    import tensorflow as tf
+
+    try:
+        reader = checkpoint_reader(latest)
+    except (CheckpointError, tf.errors.OpError):
+        raise CheckpointError(f"{latest}.index: the latest checkpoint's index is cut short or damaged; refusing "
+                              f"to resume from it or start over on top of it{way_out}") from None
+    try:
+        for name, dtype in reader.get_variable_to_dtype_map().items():
+            if dtype != tf.variant:  # the input iterator's state: no numpy value to read (restore reads it)
+                reader.get_tensor(name)
+    except (CheckpointError, tf.errors.OpError):
+        data = sorted(n for n in _fs.listdir(os.path.dirname(latest) or ".")
+                      if n.startswith(os.path.basename(latest) + ".data-"))
+        shown = os.path.join(os.path.dirname(latest), data[0]) if data else latest + ".data-*"
+        raise CheckpointError(f"{shown}: the latest checkpoint's data file is cut short or damaged; refusing to "
+                              f"resume from it or start over on top of it{way_out}") from None
+    return latest

@@ -31,7 +31,7 @@ from absl import logging
 
 from albert_tf import files as _fs
 from albert_tf.checkpoints import init_from_checkpoint, resolve_checkpoint_path, trainer_layout
-from albert_tf.checkpoints.paths import list_run_checkpoints
+from albert_tf.checkpoints.paths import list_run_checkpoints, resume_point
 from albert_tf.export.savedmodel import EXPORT_INFO
 from albert_tf.training.evaluator import CheckpointEvaluator
 from albert_tf.training.optimizers import DEFAULT_EXCLUDE_FROM_WEIGHT_DECAY, create_optimizer
@@ -172,6 +172,8 @@ def run_experiment(
     options, run = config.trainer, config.run
     validate_options(options, run)
     refuse_writing_among_inputs(task, run)
+    if run.do_train:  # resume is all or nothing: what a rerun would resume from is checked before any write
+        resume_point(run.output_dir)
     results_dir = claim_output_dir(run.output_dir, {**task.identity(), **task.run_record()}, run.do_train,
                                    task.results_subdir)
     writes = run.do_train or run.do_eval or run.do_predict

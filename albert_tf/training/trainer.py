@@ -44,8 +44,8 @@ from absl import logging
 
 from albert_tf import files as _fs
 from albert_tf import interrupts
-from albert_tf.checkpoints import init_from_checkpoint
-from albert_tf.checkpoints.paths import damaged, read_errors
+from albert_tf.checkpoints import init_from_checkpoint, trainer_layout
+from albert_tf.checkpoints.paths import damaged, list_variables, read_errors
 from albert_tf.checkpoints.report import CheckpointError
 from albert_tf.checkpoints.trainer_layout import WEIGHTS_KEY, has_training_state, model_weights
 from albert_tf.modeling.recompute import set_recompute
@@ -264,6 +264,7 @@ class Trainer:
         """
         latest = self.latest_checkpoint()
         if latest:
+            self._check_fits(latest)
             ckpt = self._manager.checkpoint if self._manager is not None else self._checkpoint(with_iterator=False)
             try:
                 ckpt.restore(latest).expect_partial()
@@ -348,6 +349,24 @@ class Trainer:
                     on_checkpoint(step)
             interrupts.note(self._where(step, saved))
         return last_logs
+
+    def _check_fits(self, latest: str) -> None:
+        """Refuse, naming the first differing tensor, a latest checkpoint written by a model of another config
+        (TensorFlow would fail mid-restore with a traceback)."""
+        stored = trainer_layout.stored_weights(latest)
+        shapes = dict(list_variables(latest))
+        for path, variable in model_weights(self.model).items():
+            key = stored.get(path)
+            if key is None and stored and not trainer_layout.is_rng_state(path):
+                raise CheckpointError(
+                    f"{latest}: the latest checkpoint in {self.config.model_dir} has no variable {path} of this "
+                    "model: it was written with another --albert_config_file or task; resume with the run's own "
+                    "settings or choose a new --output_dir")
+            if key is not None and list(shapes[key]) != list(variable.shape):
+                raise CheckpointError(
+                    f"{latest}: the latest checkpoint in {self.config.model_dir} holds {path} with shape "
+                    f"{list(shapes[key])}, this model's is {list(variable.shape)}: it was written with another "
+                    "--albert_config_file; resume with the run's own config or choose a new --output_dir")
 
     def _check_resumable(self, latest: str) -> None:
         """A checkpoint without optimizer state (weights written into the run's folder by hand or by a converter)

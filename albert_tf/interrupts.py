@@ -191,3 +191,51 @@ def stop(error: Interrupted, hard: bool = False) -> None:
     if hard or "tensorflow" in sys.modules:
         os._exit(error.exit_status)
     raise SystemExit(error.exit_status)
+
+
+def _child_main(connection, target, args) -> None:
+    ignore_in_worker()
+    try:
+        result = ("value", target(*args))
+    except Exception as e:  # noqa: BLE001 - every failure goes back to the parent, which raises it
+        result = ("error", e)
+    try:
+        connection.send(result)
+    except Exception:  # noqa: BLE001 - an exception that cannot be sent: its type and message
+        connection.send(("error", RuntimeError(f"{type(result[1]).__name__}: {result[1]}")))
+    connection.close()
+
+
+def in_child(target, *args, poll_s: float = 0.2):
+    """``target(*args)`` run in a fresh child process; its return value, or its exception raised here.
+
+    For a long library call that holds this process in C code (SentencePiece training, the TFLite converter): a
+    Python signal handler runs only between instructions, so Ctrl-C would wait for the call to end. Here the call
+    runs in a child and this process waits in short polls, so a signal stops it at once, and the child is killed
+    on the way out (it ignores SIGINT itself: the parent decides). ``target`` and ``args`` must be importable and
+    picklable (the child is *spawned*: no forked copy of TensorFlow's threads).
+    """
+    context = multiprocessing.get_context("spawn")
+    receiver, sender = context.Pipe(duplex=False)
+    process = context.Process(target=_child_main, args=(sender, target, args), daemon=True)
+    process.start()
+    sender.close()
+    kind, value = None, None
+    try:
+        while not receiver.poll(poll_s):  # a child that dies closes the pipe: poll answers, recv meets its end
+            pass
+        try:
+            kind, value = receiver.recv()
+        except EOFError:
+            process.join(timeout=5)
+            raise RuntimeError(f"{getattr(target, '__name__', target)} ended without a result (exit code "
+                               f"{process.exitcode}: killed, or out of memory?)") from None
+    finally:
+        process.join(timeout=5 if kind is not None else 0)  # answered: let it exit; stopped: kill it now
+        if process.is_alive():
+            process.kill()
+            process.join()
+        receiver.close()
+    if kind == "error":
+        raise value
+    return value

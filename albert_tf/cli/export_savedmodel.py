@@ -134,16 +134,45 @@ def _check_run_tokenizer() -> None:
 
 
 def _exported(path: str, ids_signature: str) -> int:
-    """Print the export, and with --tflite / --onnx convert its token-id signature next to it."""
-    print(f"exported {path}", flush=True)
-    if FLAGS.tflite:
-        from albert_tf.export.tflite import convert_signature
+    """Print the export, and with --tflite / --onnx convert its token-id signature next to it.
 
-        print(f"wrote {convert_signature(path, signature_key=ids_signature, quantize=FLAGS.quantize)}", flush=True)
+    The converters are long calls in C++ that a signal cannot cut short in this process, so each runs in a child
+    process (:func:`albert_tf.interrupts.in_child`) that Ctrl-C abandons; the export this command has just written
+    is then removed with whatever was converted into it, so an interrupted command publishes nothing. The lines
+    naming what was written come once everything is written.
+    """
+    import functools
+
+    from albert_tf import files as _fs
+    from albert_tf import interrupts
+
+    if not (FLAGS.tflite or FLAGS.onnx):
+        print(f"exported {path}", flush=True)
+        return 0
+    conversions = []
+    if FLAGS.tflite:
+        from albert_tf.export import tflite
+
+        conversions.append(("TFLite", functools.partial(tflite.convert_signature, path, signature_key=ids_signature,
+                                                        quantize=FLAGS.quantize)))
     if FLAGS.onnx:
         from albert_tf.export import onnx
 
-        print(f"wrote {onnx.convert_signature(path, signature_key=ids_signature)}", flush=True)
+        conversions.append(("ONNX", functools.partial(onnx.convert_signature, path, signature_key=ids_signature)))
+    written = []
+    try:
+        for name, convert in conversions:
+            interrupts.note(f"while converting {path} to {name}")
+            interrupts.advise(f"{path} was removed, nothing was published; run the same command again")
+            print(f"converting the {ids_signature} signature of {path} to {name}", flush=True)
+            written.append(interrupts.in_child(convert))
+    except KeyboardInterrupt:  # Ctrl-C / SIGTERM (interrupts.Interrupted); a converter's error keeps the export
+        with interrupts.deferred():
+            _fs.rmtree(path)
+        raise
+    print(f"exported {path}", flush=True)
+    for converted in written:
+        print(f"wrote {converted}", flush=True)
     return 0
 
 

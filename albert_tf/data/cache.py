@@ -26,6 +26,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any, TypeVar
 
 from albert_tf import files as _fs
+from albert_tf import interrupts
 
 __all__ = [
     "SHARD_MAX_FILES",
@@ -84,30 +85,36 @@ def record_paths(path: str, num_records: int, sharded: bool) -> list[str]:
 
 def write_records(paths: Sequence[str], records: Iterable[bytes], num_records: int) -> None:
     """Write ``num_records`` serialized records to ``paths`` in order, consecutive runs of equal size (file ``k``
-    holds records ``k * n // len(paths)`` up to ``(k + 1) * n // len(paths)``), each file under a temporary name,
-    renamed when complete (removed when the records fail, e.g. a conversion error). Raises ``ValueError`` when
-    ``records`` yields another count than ``num_records``."""
+    holds records ``k * n // len(paths)`` up to ``(k + 1) * n // len(paths)``), all under temporary names, renamed
+    together when the last is complete (removed when the records fail, e.g. a conversion error, or on Ctrl-C): a
+    stopped run leaves no file of the cache under its final name. Raises ``ValueError`` when ``records`` yields
+    another count than ``num_records``."""
     import tensorflow as tf
 
     stream = iter(records)
     count = len(paths)
-    for k, path in enumerate(paths):
-        size = (k + 1) * num_records // count - k * num_records // count
-        tmp = _fs.temporary_name(path)
-        try:
+    written: list[tuple[str, str]] = []
+    try:
+        for k, path in enumerate(paths):
+            size = (k + 1) * num_records // count - k * num_records // count
+            tmp = _fs.temporary_name(path)
+            written.append((tmp, path))
             with tf.io.TFRecordWriter(tmp) as writer:
                 for _ in range(size):
                     record = next(stream, None)
                     if record is None:
                         raise ValueError(f"{path}: fewer records than the {num_records} announced")
                     writer.write(record)
-        except BaseException:  # a conversion error or Ctrl-C: no half file is left behind, under any name
+        if next(stream, None) is not None:
+            raise ValueError(f"{paths[-1]}: more records than the {num_records} announced")
+        with interrupts.deferred():  # all files under their names, or (a signal before this) none
+            for tmp, path in written:
+                _fs.replace(tmp, path)
+            written.clear()
+    finally:  # a conversion error or Ctrl-C: no half cache is left behind, under any name
+        for tmp, _ in written:
             if _fs.exists(tmp):
                 _fs.remove(tmp)
-            raise
-        _fs.replace(tmp, path)
-    if next(stream, None) is not None:
-        raise ValueError(f"{paths[-1]}: more records than the {num_records} announced")
 
 
 def reusable_record_files(meta: Any, directory: str, key: Any, num_examples: int) -> list[str] | None:

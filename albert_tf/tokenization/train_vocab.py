@@ -31,13 +31,13 @@ Example::
 from __future__ import annotations
 
 import collections
-import contextlib
 import os
 import re
 import tempfile
 from collections.abc import Iterator
 
 from albert_tf import files as _fs
+from albert_tf import interrupts
 
 __all__ = ["train_vocab"]
 
@@ -68,11 +68,8 @@ def train_vocab(
     random_seed: int | None = 12345,
 ) -> dict:
     """Train ``<model_prefix>.model`` / ``.vocab``; returns a summary (line counts, encodings, first pieces)."""
-    import sentencepiece as spm
-
-    from albert_tf.tokenization.corpus import corpus_files, decode_text_file, split_lines
+    from albert_tf.tokenization.corpus import corpus_files
     from albert_tf.tokenization.full_tokenizer import FullTokenizer
-    from albert_tf.tokenization.preprocess import preprocess_text
 
     if vocab_size < 10:
         raise ValueError(f"--vocab_size must be at least 10, got {vocab_size}")
@@ -86,45 +83,35 @@ def train_vocab(
     control_symbols = OFFICIAL_CONTROL_SYMBOLS if control_symbols is None else control_symbols
     user_defined_symbols = OFFICIAL_USER_DEFINED_SYMBOLS if user_defined_symbols is None else user_defined_symbols
 
-    stats: collections.Counter[str] = collections.Counter()
-    encodings: dict[str, str] = {}
-
-    def sentences() -> Iterator[str]:
-        for f in files:
-            text, encoding = decode_text_file(f)
-            encodings[str(f)] = encoding
-            for line in split_lines(text):
-                if preprocess:
-                    line = preprocess_text(line, lower=do_lower_case, keep_accents=keep_accents)
-                if not line.strip():
-                    stats["blank_lines_skipped"] += 1
-                    continue
-                if len(line.encode("utf-8")) > max_sentence_length:
-                    stats["too_long_lines_skipped_by_sentencepiece"] += 1
-                stats["lines"] += 1
-                yield line
-
-    if random_seed is not None:
-        spm.set_random_generator_seed(random_seed)
-    with contextlib.ExitStack() as stack:
-        # SentencePiece writes local files only: a remote prefix trains into a local scratch folder first.
-        local_prefix = model_prefix
-        if remote:
-            scratch = stack.enter_context(tempfile.TemporaryDirectory(prefix="albert_train_vocab_"))
-            local_prefix = os.path.join(scratch, os.path.basename(model_prefix))
-        _train(spm, sentences(), local_prefix, vocab_size, model_type=model_type,
-               character_coverage=character_coverage, input_sentence_size=input_sentence_size,
-               shuffle_input_sentence=shuffle_input_sentence, control_symbols=control_symbols,
-               user_defined_symbols=user_defined_symbols, pad_id=pad_id, unk_id=unk_id, bos_id=bos_id, eos_id=eos_id,
-               max_sentence_length=max_sentence_length, num_threads=num_threads)
-        if remote:
-            for suffix in (".model", ".vocab"):
-                _fs.copy(local_prefix + suffix, model_prefix + suffix)
+    options = dict(model_type=model_type, character_coverage=character_coverage,
+                   input_sentence_size=input_sentence_size, shuffle_input_sentence=shuffle_input_sentence,
+                   control_symbols=control_symbols, user_defined_symbols=user_defined_symbols, pad_id=pad_id,
+                   unk_id=unk_id, bos_id=bos_id, eos_id=eos_id, max_sentence_length=max_sentence_length,
+                   num_threads=num_threads)
+    text_options = dict(preprocess=preprocess, do_lower_case=do_lower_case, keep_accents=keep_accents,
+                        max_sentence_length=max_sentence_length)
+    # SentencePiece writes local files only, and its final names at once: it trains into a scratch folder (beside
+    # a local prefix, so that the rename is atomic) in a child process that a Ctrl-C abandons; the checked
+    # .model and .vocab are then published under their names, or nothing is.
+    scratch_parent = tempfile.gettempdir() if remote else prefix_dir
+    with tempfile.TemporaryDirectory(prefix=f".{os.path.basename(model_prefix)}.partial-", dir=scratch_parent) as tmp:
+        local_prefix = os.path.join(tmp, os.path.basename(model_prefix))
+        interrupts.advise(interrupts.AGAIN)
+        interrupts.note("while training the vocabulary")
+        stats, encodings = interrupts.in_child(
+            _train_from_files, [str(f) for f in files], local_prefix, vocab_size, random_seed, text_options, options)
+        tok = FullTokenizer(spm_model_file=f"{local_prefix}.model", do_lower_case=do_lower_case)
+        first = tok.convert_ids_to_tokens(range(5))
+        official_layout = control_symbols == OFFICIAL_CONTROL_SYMBOLS and (pad_id, unk_id) == (0, 1)
+        if official_layout and first != EXPECTED_FIRST_PIECES:
+            raise RuntimeError(f"{model_prefix}.model: first pieces {first}, expected {EXPECTED_FIRST_PIECES}")
+        with interrupts.deferred():
+            for suffix in (".vocab", ".model"):  # the .model last: it is what every other command reads
+                if remote:
+                    _fs.copy(local_prefix + suffix, model_prefix + suffix)
+                else:
+                    os.replace(local_prefix + suffix, model_prefix + suffix)
     tok = FullTokenizer(spm_model_file=f"{model_prefix}.model", do_lower_case=do_lower_case)
-    first = tok.convert_ids_to_tokens(range(5))
-    official_layout = control_symbols == OFFICIAL_CONTROL_SYMBOLS and (pad_id, unk_id) == (0, 1)
-    if official_layout and first != EXPECTED_FIRST_PIECES:
-        raise RuntimeError(f"{model_prefix}.model: first pieces {first}, expected {EXPECTED_FIRST_PIECES}")
     non_utf8 = sorted(f for f, e in encodings.items() if e != "utf-8")
     return {
         "model": f"{model_prefix}.model",
@@ -135,6 +122,41 @@ def train_vocab(
         **dict(stats),
         "identity": tok.identity(),
     }
+
+
+def _train_from_files(files: list[str], model_prefix: str, vocab_size: int, random_seed: int | None,
+                      text_options: dict, options: dict) -> tuple[dict[str, int], dict[str, str]]:
+    """The child process's work (:func:`albert_tf.interrupts.in_child`): read ``files``, train into the local
+    ``model_prefix``; returns the line counts and each file's encoding."""
+    import sentencepiece as spm
+
+    from albert_tf.tokenization.corpus import decode_text_file, split_lines
+    from albert_tf.tokenization.preprocess import preprocess_text
+
+    stats: collections.Counter[str] = collections.Counter()
+    encodings: dict[str, str] = {}
+    max_bytes = text_options["max_sentence_length"]
+
+    def sentences() -> Iterator[str]:
+        for f in files:
+            text, encoding = decode_text_file(f)
+            encodings[f] = encoding
+            for line in split_lines(text):
+                if text_options["preprocess"]:
+                    line = preprocess_text(line, lower=text_options["do_lower_case"],
+                                           keep_accents=text_options["keep_accents"])
+                if not line.strip():
+                    stats["blank_lines_skipped"] += 1
+                    continue
+                if len(line.encode("utf-8")) > max_bytes:
+                    stats["too_long_lines_skipped_by_sentencepiece"] += 1
+                stats["lines"] += 1
+                yield line
+
+    if random_seed is not None:
+        spm.set_random_generator_seed(random_seed)
+    _train(spm, sentences(), model_prefix, vocab_size, **options)
+    return dict(stats), encodings
 
 
 def _train(spm, sentences: Iterator[str], model_prefix: str, vocab_size: int, **options) -> None:

@@ -6,6 +6,10 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import pathlib
+import shutil
+import subprocess
+import sys
 import time
 
 import numpy as np
@@ -347,6 +351,42 @@ def test_tiny_budget_end_to_end_resumes_and_renders(tmp_path, capsys):
     assert ": pretraining " not in err and ": fine-tuning " not in err
     page = again.read_text(encoding="utf-8")
     assert "Runs reused from an earlier invocation" in page and all(f"`{name}`" in page for name in runs)
+
+    # The README's command as a user types it, in a clean checkout (this one's files, committed in a fresh
+    # repository), with no --workdir or --output: the shipped REPRODUCTION.md, its plots and results.json stay as
+    # they are (git status clean); the report goes to reproduce_output/. The runs there are this test's (each
+    # "complete, skipped"), so it takes seconds; what is written, and where, is the same as for a first run.
+    checkout = clean_checkout(tmp_path / "checkout")
+    shutil.copytree(work, checkout / "reproduce_output")
+    done = subprocess.run([sys.executable, "-m", "albert_tf.reproduce", "--budget=tiny", f"--shared_data={shared}"],
+                          cwd=checkout, capture_output=True, text=True, timeout=1200,
+                          env={**os.environ, "PYTHONPATH": str(checkout)})
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "wrote reproduce_output/REPRODUCTION.md" in done.stderr, done.stderr[-2000:]
+    status = subprocess.run(["git", "status", "--porcelain"], cwd=checkout, capture_output=True, text=True)
+    assert status.returncode == 0 and status.stdout == "", status.stdout
+    assert (checkout / "reproduce_output" / "reproduction" / "results.json").exists()
+
+
+def clean_checkout(folder: pathlib.Path) -> pathlib.Path:
+    """The working tree's files that git tracks or would track (not the ignored ones), committed in a new
+    repository at ``folder``."""
+    from conftest import ROOT
+
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
+                            capture_output=True, check=True).stdout.decode("utf-8").split("\0")
+    for name in filter(None, listed):
+        source = ROOT / name
+        if source.is_file() and not source.is_symlink():
+            (folder / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, folder / name)
+        elif source.is_symlink():
+            (folder / name).parent.mkdir(parents=True, exist_ok=True)
+            os.symlink(os.readlink(source), folder / name)
+    git = ["git", "-c", "user.name=test", "-c", "user.email=test@example.invalid", "-c", "commit.gpgsign=false"]
+    for command in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "checkout"]):
+        subprocess.run([*git, *command], cwd=folder, check=True, capture_output=True)
+    return folder
 
 
 def test_prepare_text_command_cuts_paragraph_documents_and_holds_some_out(tmp_path):

@@ -13,6 +13,9 @@ Tables (the paper's numbers beside ours, each finding checked from the numbers):
 Every row is run with the budget's number of seeds; tables show mean ± standard error, and each finding is called
 by one stated rule (``albert_tf.reproduce.stats``: reproduced beyond 2 standard errors of the difference).
 
+The report goes to ``<workdir>/REPRODUCTION.md`` unless ``--output`` names another file: the checked-in
+``REPRODUCTION.md`` is replaced only by ``--output=REPRODUCTION.md``.
+
 Resumable: every finished run leaves a complete ``metrics.json`` in ``<workdir>/runs/<run>/`` and is not repeated
 when the command runs again; an unfinished run starts again from scratch. ``--render_only`` reads the saved
 results JSON (``<output dir>/reproduction/results.json``, else ``<workdir>/results.json``) and runs nothing.
@@ -41,8 +44,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     lines = [f"{name}: {b.estimate}" for name, b in BUDGETS.items()]
     parser.add_argument("--budget", default="small", choices=list(BUDGETS), help="; ".join(lines))
     parser.add_argument("--workdir", default="reproduce_output", help="data, runs and results.json")
-    parser.add_argument("--output", default="REPRODUCTION.md", help="the report (plots go to its folder's "
-                        "reproduction/ sub-folder)")
+    parser.add_argument("--output", default=None, help="the report (plots go to its folder's reproduction/ "
+                        "sub-folder); default <workdir>/REPRODUCTION.md. The checked-in report is replaced only when "
+                        "named: --output=REPRODUCTION.md")
     parser.add_argument("--shared_data", default=os.environ.get("ALBERT_TF_SHARED_DATA", DEFAULT_SHARED),
                         help="the folder with text/, spm/30k-clean.model and glue/ (default: ../shared/data beside "
                         "the checkout, or $ALBERT_TF_SHARED_DATA)")
@@ -51,7 +55,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="an earlier run's results JSON (e.g. reproduction/results.json): its complete runs "
                         "that this budget would repeat unchanged are taken instead of run again (a longer Table 5 "
                         "keeps Tables 3 and 4); the report names them and their date")
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    if args.output is None:  # a run writes under its own work dir: never over the shipped report by default
+        args.output = os.path.join(args.workdir, "REPRODUCTION.md")
+    return args
 
 
 def machine() -> dict:

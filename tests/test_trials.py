@@ -64,6 +64,8 @@ def test_three_trials_on_mrpc_report_the_median_and_export_its_trial(tmp_path):
     meta = json.loads((saved / "assets.extra" / "albert_export.json").read_text())
     best = out / f"trial_{median_trial}" / "best" / "ckpt-best"
     assert os.path.realpath(meta["checkpoint"]) == os.path.realpath(best)
+    import tensorflow_text  # noqa: F401 - registers SentencepieceOp, which the raw-text signature holds
+
     loaded = tf.saved_model.load(str(saved))
     exported = {v.name.split(":")[0]: v.numpy() for v in loaded.variables
                 if "seed_generator" not in v.name}  # dropout's RNG state is not a weight

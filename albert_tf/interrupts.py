@@ -206,14 +206,15 @@ def _child_main(connection, target, args) -> None:
     connection.close()
 
 
-def in_child(target, *args, poll_s: float = 0.2):
+def in_child(target, *args, poll_s: float = 0.2, tick=None):
     """``target(*args)`` run in a fresh child process; its return value, or its exception raised here.
 
     For a long library call that holds this process in C code (SentencePiece training, the TFLite converter): a
     Python signal handler runs only between instructions, so Ctrl-C would wait for the call to end. Here the call
     runs in a child and this process waits in short polls, so a signal stops it at once, and the child is killed
     on the way out (it ignores SIGINT itself: the parent decides). ``target`` and ``args`` must be importable and
-    picklable (the child is *spawned*: no forked copy of TensorFlow's threads).
+    picklable (the child is *spawned*: no forked copy of TensorFlow's threads). ``tick()``, if given, is called at
+    every poll (a progress line that says the call is still running).
     """
     context = multiprocessing.get_context("spawn")
     receiver, sender = context.Pipe(duplex=False)
@@ -223,7 +224,8 @@ def in_child(target, *args, poll_s: float = 0.2):
     kind, value = None, None
     try:
         while not receiver.poll(poll_s):  # a child that dies closes the pipe: poll answers, recv meets its end
-            pass
+            if tick is not None:
+                tick()
         try:
             kind, value = receiver.recv()
         except EOFError:

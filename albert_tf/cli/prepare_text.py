@@ -34,7 +34,7 @@ from absl import flags
 from albert_tf import files as _fs
 from albert_tf.cli import app as cli_app
 from albert_tf.data.documents import DOCUMENT_UNITS, prepare_split
-from albert_tf.data.prepare_text import prepare_files
+from albert_tf.data.prepare_text import check_decodable, prepare_files
 
 
 def define_flags(fv: flags.FlagValues = flags.FLAGS) -> None:
@@ -81,14 +81,17 @@ def _main(argv):
             print(f"error: --{flag}={output} is the input {hit[0]}: writing it would destroy the input",
                   file=sys.stderr)
             return 1
+    log = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731 - stdout is the JSON counts
+    encodings = f.input_encoding.split(",")
     try:
+        check_decodable(files, encodings, log=log)  # before the long work: the encoding of every file
         if f.document_unit == "file" and not f.heldout_file:
-            counts = prepare_files(files, f.output_file, f.input_encoding.split(","), f.min_sentences)
+            counts = prepare_files(files, f.output_file, encodings, f.min_sentences, log=log)
         else:
             counts = prepare_split(
                 files, f.output_file, f.heldout_file, document_unit=f.document_unit,
                 document_sentences=f.document_sentences, heldout_fraction=f.heldout_fraction,
-                min_sentences=f.min_sentences, encodings=f.input_encoding.split(","),
+                min_sentences=f.min_sentences, encodings=encodings, log=log,
             )
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)

@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import json
+import sys
 
 from absl import flags, logging
 
@@ -90,6 +91,7 @@ def _main(argv: list[str]) -> None:
         keep_accents=FLAGS.keep_accents,
         num_threads=FLAGS.num_threads,
         random_seed=FLAGS.random_seed,
+        log=lambda line: print(line, file=sys.stderr, flush=True),  # stdout is the JSON summary
     )
     logging.info("trained %s", summary["model"])
     print(json.dumps(summary, ensure_ascii=False, indent=1))

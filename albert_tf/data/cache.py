@@ -22,11 +22,12 @@ import hashlib
 import json
 import os
 import random
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
 from albert_tf import files as _fs
 from albert_tf import interrupts
+from albert_tf.progress import Progress
 
 __all__ = [
     "SHARD_MAX_FILES",
@@ -83,17 +84,21 @@ def record_paths(path: str, num_records: int, sharded: bool) -> list[str]:
     return [f"{path}-{k:05d}-of-{count:05d}" for k in range(count)]
 
 
-def write_records(paths: Sequence[str], records: Iterable[bytes], num_records: int) -> None:
+def write_records(paths: Sequence[str], records: Iterable[bytes], num_records: int,
+                  log: Callable[[str], None] | None = print) -> None:
     """Write ``num_records`` serialized records to ``paths`` in order, consecutive runs of equal size (file ``k``
     holds records ``k * n // len(paths)`` up to ``(k + 1) * n // len(paths)``), all under temporary names, renamed
     together when the last is complete (removed when the records fail, e.g. a conversion error, or on Ctrl-C): a
     stopped run leaves no file of the cache under its final name. Raises ``ValueError`` when ``records`` yields
-    another count than ``num_records``."""
+    another count than ``num_records``. The records are usually converted as they are written (a generator): a
+    progress line goes to ``log`` every few seconds."""
     import tensorflow as tf
 
     stream = iter(records)
     count = len(paths)
     written: list[tuple[str, str]] = []
+    progress = Progress(f"caching {os.path.basename(paths[0]).split('.tf_record')[0]}", total=num_records,
+                        unit="records", log=log)
     try:
         for k, path in enumerate(paths):
             size = (k + 1) * num_records // count - k * num_records // count
@@ -105,6 +110,7 @@ def write_records(paths: Sequence[str], records: Iterable[bytes], num_records: i
                     if record is None:
                         raise ValueError(f"{path}: fewer records than the {num_records} announced")
                     writer.write(record)
+                    progress.update()
         if next(stream, None) is not None:
             raise ValueError(f"{paths[-1]}: more records than the {num_records} announced")
         with interrupts.deferred():  # all files under their names, or (a signal before this) none

@@ -24,10 +24,11 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from albert_tf import files as _fs
 from albert_tf.data.prepare_text import decode_file, paragraphs, split_sentences
+from albert_tf.progress import Progress
 
 __all__ = ["DOCUMENT_UNITS", "cut_documents", "is_heldout", "prepare_split"]
 
@@ -83,10 +84,12 @@ def prepare_split(
     heldout_fraction: float = 0.0,
     min_sentences: int = 2,
     encodings: Sequence[str] = ("utf-8",),
+    log: Callable[[str], None] | None = None,
 ) -> dict:
     """Cut ``input_files`` into documents and write them, one sentence per line, to ``train_output`` and (the
     held-out ones) ``heldout_output``; returns counts. Documents with fewer than ``min_sentences`` sentences are
-    skipped and counted (two sentences are the least a sentence-pair task can use)."""
+    skipped and counted (two sentences are the least a sentence-pair task can use). ``log`` gets a progress line
+    every few seconds."""
     if heldout_fraction > 0 and not heldout_output:
         raise ValueError("heldout_fraction > 0 needs a heldout_output file")
     if not 0 <= heldout_fraction < 1:
@@ -96,7 +99,9 @@ def prepare_split(
     counts = {"files": 0, "documents": 0, "heldout_documents": 0, "skipped_documents": 0,
               "sentences": 0, "heldout_sentences": 0, "document_unit": document_unit,
               "document_sentences": document_sentences, "heldout_fraction": heldout_fraction}
+    progress = Progress("preparing text", total=len(input_files), unit="files", log=log)
     for path in input_files:
+        progress.update()
         text, _ = decode_file(path, encodings)
         counts["files"] += 1
         for i, doc in enumerate(cut_documents(text, document_unit, document_sentences)):

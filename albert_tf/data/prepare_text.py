@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from albert_tf import files as _fs
+from albert_tf.progress import Progress
 
 __all__ = ["decode_file", "paragraphs", "prepare_files", "split_sentences"]
 
@@ -57,7 +58,18 @@ def decode_file(path: str, encodings: Sequence[str] = ("utf-8",)) -> tuple[str, 
             return data.decode(enc), enc
         except UnicodeDecodeError as e:
             errors.append(f"{enc}: byte offset {e.start} ({data[e.start:e.end]!r})")
-    raise ValueError(f"{path}: cannot decode with any of {list(encodings)}: " + "; ".join(errors))
+    raise ValueError(f"{path}: cannot decode with any of {list(encodings)} (--input_encoding): " + "; ".join(errors)
+                     + "; a file in Latin-1 reads with --input_encoding=utf-8,iso-8859-1")
+
+
+def check_decodable(paths: Sequence[str], encodings: Sequence[str] = ("utf-8",),
+                    log: Callable[[str], None] | None = None) -> None:
+    """Decode every file before any long work (the sentence splitting of a large corpus takes minutes): one
+    ``ValueError`` naming the first file that none of ``encodings`` decodes, where it fails and which flag to set."""
+    progress = Progress("checking the encoding", total=len(paths), unit="files", log=log)
+    for path in paths:
+        decode_file(path, encodings)
+        progress.update()
 
 
 def paragraphs(text: str) -> Iterable[str]:
@@ -74,11 +86,13 @@ def paragraphs(text: str) -> Iterable[str]:
 
 
 def prepare_files(input_files: Sequence[str], output_file: str, encodings: Sequence[str] = ("utf-8",),
-                  min_sentences: int = 1) -> dict:
+                  min_sentences: int = 1, log: Callable[[str], None] | None = None) -> dict:
     """Convert ``input_files`` (one document each) into ``output_file``; returns counts.
 
-    Documents with fewer than ``min_sentences`` sentences are skipped and counted.
+    Documents with fewer than ``min_sentences`` sentences are skipped and counted. ``log`` gets a progress line
+    every few seconds.
     """
+    progress = Progress("preparing text", total=len(input_files), unit="files", log=log)
     counts = {"files": 0, "documents": 0, "skipped_documents": 0, "paragraphs": 0, "sentences": 0, "encodings": {}}
     _fs.makedirs_for(output_file)
     tmp = _fs.temporary_name(output_file)  # renamed over output_file when complete
@@ -86,6 +100,7 @@ def prepare_files(input_files: Sequence[str], output_file: str, encodings: Seque
         with _fs.open_file(tmp, "w") as out:
             first = True
             for path in input_files:
+                progress.update()
                 text, enc = decode_file(path, encodings)
                 counts["files"] += 1
                 counts["encodings"][enc] = counts["encodings"].get(enc, 0) + 1

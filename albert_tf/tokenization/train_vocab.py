@@ -34,10 +34,11 @@ import collections
 import os
 import re
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from albert_tf import files as _fs
 from albert_tf import interrupts
+from albert_tf.progress import Progress
 
 __all__ = ["train_vocab"]
 
@@ -66,8 +67,10 @@ def train_vocab(
     keep_accents: bool = False,
     num_threads: int = 1,
     random_seed: int | None = 12345,
+    log: Callable[[str], None] | None = None,
 ) -> dict:
-    """Train ``<model_prefix>.model`` / ``.vocab``; returns a summary (line counts, encodings, first pieces)."""
+    """Train ``<model_prefix>.model`` / ``.vocab``; returns a summary (line counts, encodings, first pieces).
+    ``log`` gets a line every few seconds while SentencePiece trains."""
     from albert_tf.tokenization.corpus import corpus_files
     from albert_tf.tokenization.full_tokenizer import FullTokenizer
 
@@ -98,8 +101,10 @@ def train_vocab(
         local_prefix = os.path.join(tmp, os.path.basename(model_prefix))
         interrupts.advise(interrupts.AGAIN)
         interrupts.note("while training the vocabulary")
+        progress = Progress("training the vocabulary", log=log)  # SentencePiece reports nothing while it works
         stats, encodings = interrupts.in_child(
-            _train_from_files, [str(f) for f in files], local_prefix, vocab_size, random_seed, text_options, options)
+            _train_from_files, [str(f) for f in files], local_prefix, vocab_size, random_seed, text_options, options,
+            tick=progress.tick)
         tok = FullTokenizer(spm_model_file=f"{local_prefix}.model", do_lower_case=do_lower_case)
         first = tok.convert_ids_to_tokens(range(5))
         official_layout = control_symbols == OFFICIAL_CONTROL_SYMBOLS and (pad_id, unk_id) == (0, 1)

@@ -49,6 +49,7 @@ from albert_tf.checkpoints.paths import damaged, list_variables, read_errors
 from albert_tf.checkpoints.report import CheckpointError
 from albert_tf.checkpoints.trainer_layout import WEIGHTS_KEY, has_training_state, model_weights
 from albert_tf.modeling.recompute import set_recompute
+from albert_tf.progress import Progress
 from albert_tf.training.strategy import is_chief, worker_info
 from albert_tf.training.summaries import write_scalars
 from albert_tf.training.task import EVAL, PREDICT, TRAIN, Task
@@ -468,6 +469,8 @@ class Trainer:
         fn = self._gather_fn(hook)
         parts: dict[str, list[np.ndarray]] = {}
         batches = 0
+        progress = Progress(f"{split} pass", total=max_steps or None, unit="batches",
+                            log=self.log if self.chief else None)
         for batch in dataset:
             if max_steps and batches >= max_steps:
                 break
@@ -475,6 +478,7 @@ class Trainer:
             for k, v in fn(padded).items():
                 parts.setdefault(k, []).append(np.asarray(v)[:rows])
             batches += 1
+            progress.update()
         return {k: np.concatenate(v, axis=0) for k, v in parts.items()}, batches
 
     def evaluate(self, max_steps: int | None = None) -> dict[str, float]:

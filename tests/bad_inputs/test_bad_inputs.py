@@ -183,6 +183,8 @@ CASES = [
     ("vocab-missing-input", "vocab", {"input": B + "/none.txt"}, "error", ["none.txt"]),
     ("vocab-too-large", "vocab", {"vocab_size": "100000"}, "error", ["--vocab_size 100000", "at most"]),
     ("prep-no-match", "prep", {"input_file": B + "/none-*.txt"}, "error", ["none-*.txt"]),
+    ("prep-latin1", "prep", {"input_file": "{corpus}," + B + "/latin1.txt"}, "error",
+     ["latin1.txt", "--input_encoding=utf-8,iso-8859-1"]),
     # ---------------------------------------------------------------- the same command twice ("rerun-*": the
     # checks are on the second run; the first must succeed)
     ("cpd-rerun", "cpd", {}, "rerun-ok", ["instances:"]),

@@ -55,6 +55,7 @@ from albert_tf.data.pretraining.reading import Chunk, InputError, iter_chunks, r
 from albert_tf.data.pretraining.records import TFRecordShardWriter
 from albert_tf.data.pretraining.schema import SIDECAR_FORMAT
 from albert_tf.data.pretraining.vocabulary import TokenizerSpec
+from albert_tf.progress import Progress
 
 __all__ = [
     "PretrainingDataConfig",
@@ -248,6 +249,7 @@ def create_pretraining_data(
     chunks = iter_chunks(input_files, config.input_encoding, int(config.chunk_size_mb * (1 << 20)),
                          config.file_is_document_boundary)
     totals = new_counters()
+    progress = Progress("create_pretraining_data", total=scan["text_lines"], unit="lines", log=log)
     try:
         with TFRecordShardWriter(partial_files) as writer:
             buffer = ShuffleBuffer(config.shuffle_buffer_size, hash_int("albert-tf", "shuffle", config.random_seed),
@@ -255,6 +257,7 @@ def create_pretraining_data(
             # Workers get the model's bytes, never its path: they open no file (see TokenizerSpec).
             for _, records, counters in _chunk_results(chunks, ctx, (config, run.worker_spec), num_workers):
                 totals.update(counters)
+                progress.update(counters["lines"])
                 for record in records:
                     buffer.push(record)
                 del records

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -257,6 +258,16 @@ def test_export_savedmodel_cli_from_a_trainer_checkpoint(tmp_path):
     assert f"wrote {export / 'model.tflite'}" in proc.stdout
     lite = run_tflite(str(export / "model.tflite"), {k: np.array(v, np.int32) for k, v in feeds.items()})
     np.testing.assert_allclose(lite["probabilities"], ref, atol=1e-4)
+    # docs/serving.md's query snippet, as written but for the export's path, in a fresh interpreter.
+    page = (ROOT / "docs" / "serving.md").read_text(encoding="utf-8")
+    snippet = re.search(r"<!-- query:begin -->\s*```python\n(.*?)```\s*<!-- query:end -->", page, re.S).group(1)
+    assert '"out/sst-2/export/2000"' in snippet
+    script = tmp_path / "query.py"
+    script.write_text(snippet.replace('"out/sst-2/export/2000"', repr(str(export))), encoding="utf-8")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"})
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert re.search(r"\[b'[01]' b'[01]'\]", done.stdout), done.stdout
 
 
 def test_every_export_is_written_under_a_temporary_name_and_renamed(tmp_path):

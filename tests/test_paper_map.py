@@ -613,3 +613,11 @@ def test_the_docs_build_as_a_site(tmp_path):
     for page in listed:
         built = site / ("index.html" if page == "index.md" else page[:-3])
         assert (built if page == "index.md" else built / "index.html").exists(), page
+
+
+def test_no_docs_page_links_out_of_docs():
+    """mkdocs builds only docs/: a link to ../README.md (or any file outside docs/) is dead on the built site, so
+    the pages name such files in backticks instead."""
+    offenders = [f"{page.name}: {m.group(0)}" for page in sorted((ROOT / "docs").glob("*.md"))
+                 for m in re.finditer(r"\]\(\.\./[^)]*\)", page.read_text(encoding="utf-8"))]
+    assert not offenders, offenders

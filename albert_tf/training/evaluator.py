@@ -61,6 +61,8 @@ class CheckpointEvaluator:
         self.write(metrics)
         if self.log is not None:
             values = ", ".join(f"{k} {v:.4f}" for k, v in sorted(metrics.items()) if isinstance(v, float))
+            if metrics.get("predicted_classes") == 1:  # a model that learned nothing yet can look good on MRPC
+                values += " (every prediction is one label: the scores of always answering it)"
             self.log(f"eval step {step}: {values}")
         return metrics
 

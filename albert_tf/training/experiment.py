@@ -251,6 +251,8 @@ def _run_with(trainer: Trainer, task: Task, config: ExperimentConfig, results_di
             summary["predict"] = task.write_predictions(trainer.predict(), results_dir)
         if run.export_dir:
             summary["export_dir"] = task.export(trainer.model, run.export_dir, step, source)
+            if log is not None:
+                log(f"exported {summary['export_dir']}")
     if (run.do_train or run.do_eval or run.do_predict) and trainer.chief:
         _fs.makedirs(results_dir)
         write_json(os.path.join(results_dir, "run_summary.json"), summary)
@@ -337,6 +339,8 @@ def run_trials(
             task, _ = build(dataclasses.replace(config, run=dataclasses.replace(
                 run, output_dir=folder, do_train=False, do_eval=False, do_predict=False, num_trials=1)))
             summary["export_dir"] = export_checkpoint(task, checkpoint, run.export_dir, flag="--output_dir")
+            if log is not None:
+                log(f"exported {summary['export_dir']}")
     if is_chief_process():
         write_json(os.path.join(run.output_dir, "run_summary.json"), summary)
     return summary

@@ -224,10 +224,13 @@ class GlueTask(FineTuningTask):
         }
 
     def aggregate(self, outputs: dict[str, np.ndarray]) -> dict[str, float]:
-        """Every GLUE metric of the task, ``eval_loss`` (mean official loss) and ``num_examples``."""
+        """Every GLUE metric of the task, ``eval_loss`` (mean official loss), ``num_examples`` and, for a
+        classification, ``predicted_classes`` (how many labels the predictions use)."""
         logits, labels = outputs["logits"], outputs["label_ids"]
         preds = logits.reshape(-1) if self.processor.is_regression else np.argmax(logits, axis=-1)
         metrics = glue_metrics.glue_metrics(self.processor.name, labels, preds)
+        if not self.processor.is_regression:  # 1: the scores are those of always answering one label
+            metrics["predicted_classes"] = int(len(np.unique(preds)))
         metrics["eval_loss"] = float(np.mean(outputs["loss"], dtype=np.float64))
         metrics["num_examples"] = int(len(labels))
         return metrics
@@ -270,7 +273,6 @@ class GlueTask(FineTuningTask):
             bucket_lengths=self.options.bucket_lengths,
             metadata=export_metadata(self.processor.name, self.max_seq_length, self.tokenizer, source, step),
         )
-        logging.info("exported SavedModel to %s", path)
         return path
 
 

@@ -125,7 +125,7 @@ def pretrain_with_curve(
         point = {"step": step, "seconds": round(time.time() - start, 1)}
         point.update({k: round(metrics[k], 4) for k in CURVE_KEYS})
         curve.append(point)
-        if log:
+        if log and progress_log is None:  # else the run's evaluator has printed these numbers ("eval step N: ...")
             log(
                 f"  held-out @ step {step}: MLM acc {point['masked_lm_accuracy']:.3f}"
                 f" loss {point['masked_lm_loss']:.3f} | SOP acc {point['sentence_order_accuracy']:.3f}"

@@ -211,7 +211,6 @@ class RaceTask(FineTuningTask):
             metadata=export_metadata(self.name, o.max_seq_length, self.tokenizer, source, step,
                                      max_qa_length=o.max_qa_length),
         )
-        logging.info("exported SavedModel to %s", path)
         return path
 
 

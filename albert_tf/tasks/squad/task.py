@@ -322,7 +322,6 @@ class SquadTask(FineTuningTask):
             null_score_diff_threshold=o.null_score_diff_threshold,
             metadata=export_metadata(self.name, o.max_seq_length, self.tokenizer, source, step),
         )
-        logging.info("exported SavedModel to %s", path)
         return path
 
 

@@ -1,6 +1,7 @@
 # The two commands of the README: `make demo` and `make test` (the full suite, what CI runs).
 # Both create .venv with the project installed; `make test` adds the test and parity extras.
-# `make test-fast`: the edit-test loop, every test that takes seconds (not marked slow or heavy).
+# `make test-fast`: the edit-test loop, every test that takes seconds (not marked slow or heavy), with the test extra
+# only (the parity extra's torch and transformers are for tests that skip without them).
 # `make test` runs TEST_WORKERS pytest processes (pytest-xdist), each taking whole test files: most slow tests spend
 # their time starting Python and TensorFlow in subprocesses, one core's work, so two workers on two cores nearly
 # halve the suite's time. TEST_WORKERS=0 runs it in one process.
@@ -22,6 +23,11 @@ $(VENV)/.installed-base: setup.py $(BIN)/python
 
 $(VENV)/.installed-test: setup.py $(BIN)/python
 	$(BIN)/python -m pip install -q -e ".[test,parity]"
+	touch $@ $(VENV)/.installed-test-only $(VENV)/.installed-base
+
+# test-fast needs no reference implementations (torch, transformers, keras-hub): their tests skip without them.
+$(VENV)/.installed-test-only: setup.py $(BIN)/python
+	$(BIN)/python -m pip install -q -e ".[test]"
 	touch $@ $(VENV)/.installed-base
 
 demo: $(VENV)/.installed-base
@@ -30,10 +36,10 @@ demo: $(VENV)/.installed-base
 test: $(VENV)/.installed-test
 	$(BIN)/python -m pytest -q --durations=25 -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS) tests
 
-test-fast: $(VENV)/.installed-test
+test-fast: $(VENV)/.installed-test-only
 	$(BIN)/python -m pytest -q -m "not slow and not heavy" $(PYTEST_ARGS) tests
 
-lint: $(VENV)/.installed-test
+lint: $(VENV)/.installed-test-only
 	$(BIN)/ruff check .
 
 clean:

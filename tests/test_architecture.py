@@ -2,7 +2,7 @@
 
 Layers (lowest first); a module may import only from its own layer or lower ones:
 
-    config, files, interrupts, lazy, tokenization, evaluation  <  modeling, data, export  <  checkpoints  <  training
+    config, files, interrupts, progress, lazy, tokenization, evaluation  <  modeling, data, export  <  checkpoints  <  training
     <  tasks  <  entry points (albert_tf.cli, albert_tf.demo, the package root ``albert_tf``)
 
 Every import counts, also the ones inside functions: a lazy import is still an arrow. A ``__main__`` module
@@ -27,6 +27,7 @@ LAYERS = {
     "config": 0,
     "files": 0,
     "interrupts": 0,
+    "progress": 0,
     "lazy": 0,
     "configs": 0,
     "tokenization": 0,

@@ -102,9 +102,11 @@ def train_vocab(
         interrupts.advise(interrupts.AGAIN)
         interrupts.note("while training the vocabulary")
         progress = Progress("training the vocabulary", log=log)  # SentencePiece reports nothing while it works
-        stats, encodings = interrupts.in_child(
-            _train_from_files, [str(f) for f in files], local_prefix, vocab_size, random_seed, text_options, options,
-            tick=progress.tick)
+        arguments = ([str(f) for f in files], local_prefix, vocab_size, random_seed, text_options, options)
+        if any(_fs.is_ram(str(f)) for f in files):  # TensorFlow's in-memory files exist in this process only
+            stats, encodings = _train_from_files(*arguments)
+        else:
+            stats, encodings = interrupts.in_child(_train_from_files, *arguments, tick=progress.tick)
         tok = FullTokenizer(spm_model_file=f"{local_prefix}.model", do_lower_case=do_lower_case)
         first = tok.convert_ids_to_tokens(range(5))
         official_layout = control_symbols == OFFICIAL_CONTROL_SYMBOLS and (pad_id, unk_id) == (0, 1)

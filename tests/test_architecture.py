@@ -2,8 +2,8 @@
 
 Layers (lowest first); a module may import only from its own layer or lower ones:
 
-    config, files, interrupts, progress, lazy, tokenization, evaluation  <  modeling, data, export  <  checkpoints  <  training
-    <  tasks  <  entry points (albert_tf.cli, albert_tf.demo, the package root ``albert_tf``)
+    config, files, interrupts, progress, lazy, tokenization, evaluation  <  modeling, data, export  <  checkpoints
+    <  training  <  tasks  <  entry points (albert_tf.cli, albert_tf.demo, the package root ``albert_tf``)
 
 Every import counts, also the ones inside functions: a lazy import is still an arrow. A ``__main__`` module
 belongs to its package's layer (a ``python -m`` shell in a lower package pointing at ``cli`` would close a circle).

@@ -116,8 +116,21 @@ def _export_encoder() -> dict[str, str]:
         spm_model_file=FLAGS.spm_model_file,
         max_seq_length=FLAGS.max_seq_length,
         do_lower_case=FLAGS.do_lower_case,
-        metadata={"checkpoint": FLAGS.init_checkpoint, "albert_config_file": FLAGS.albert_config_file},
+        metadata={"checkpoint": FLAGS.init_checkpoint, "checkpoint_prefix": _prefix_or_none(FLAGS.init_checkpoint),
+                  "albert_config_file": FLAGS.albert_config_file},
     )
+
+
+def _prefix_or_none(checkpoint: str) -> str | None:
+    """The TF checkpoint prefix ``checkpoint`` stands for (a folder's latest), recorded in the encoder export so that
+    a rerun finds the export of the same weights; None for other formats (a Hugging Face folder)."""
+    from albert_tf.checkpoints.paths import resolve_checkpoint_path
+    from albert_tf.checkpoints.report import CheckpointError
+
+    try:
+        return resolve_checkpoint_path(checkpoint)
+    except (CheckpointError, OSError):
+        return None
 
 
 def _check_run_tokenizer() -> None:

@@ -42,8 +42,16 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
+from absl import logging
+
 from albert_tf import files as _fs
-from albert_tf.export.savedmodel import TEXT_SIGNATURE, make_preprocessor, refuse_non_empty, write_savedmodel_atomic
+from albert_tf.export.savedmodel import (
+    TEXT_SIGNATURE,
+    holds_export_of,
+    make_preprocessor,
+    refuse_non_empty,
+    write_savedmodel_atomic,
+)
 
 ENCODER_INPUTS = ("input_word_ids", "input_mask", "input_type_ids")
 ENCODER_OUTPUTS = ("pooled_output", "sequence_output")
@@ -270,23 +278,28 @@ def export_encoder_and_preprocessor(
 ) -> dict[str, str]:
     """``export_savedmodel --task=encoder``: ``<export_dir>/encoder`` and ``<export_dir>/preprocessor``.
 
-    Both directories are checked before anything is written; the tokenizer's vocabulary must match the encoder's
-    ``vocab_size`` (ids of another vocabulary would embed silently wrong rows). Returns ``{"encoder": path,
-    "preprocessor": path}``.
+    Both directories are checked before anything is written (where both already hold the export of the same
+    ``metadata["checkpoint_prefix"]`` and length, a rerun, they are kept as they are); the tokenizer's vocabulary
+    must match the encoder's ``vocab_size`` (ids of another vocabulary would embed silently wrong rows). Returns
+    ``{"encoder": path, "preprocessor": path}``.
     """
     paths = {
         ENCODER_SUBDIR: posixpath.join(export_dir, ENCODER_SUBDIR),
         PREPROCESSOR_SUBDIR: posixpath.join(export_dir, PREPROCESSOR_SUBDIR),
     }
+    meta = dict(metadata or {})
+    if meta.get("checkpoint_prefix") and all(holds_export_of(path, {**meta, "max_seq_length": max_seq_length})
+                                             for path in paths.values()):
+        logging.info("%s holds the export of %s already", export_dir, meta["checkpoint_prefix"])
+        return paths  # the same command again
     for path in paths.values():
         refuse_non_empty(path)
     config = encoder.config
     config.check_max_seq_length(int(max_seq_length))
     preprocessor = make_preprocessor(spm_model_file, max_seq_length, do_lower_case)
     config.check_vocab_size(preprocessor.vocab_size)
-    meta = dict(metadata or {})
     export_encoder(encoder, paths[ENCODER_SUBDIR], spm_model_file=spm_model_file, do_lower_case=do_lower_case,
                    metadata={**meta, "preprocessor": f"../{PREPROCESSOR_SUBDIR}", "max_seq_length": max_seq_length})
     export_preprocessor(paths[PREPROCESSOR_SUBDIR], preprocessor=preprocessor,
-                        metadata={**meta, "encoder": f"../{ENCODER_SUBDIR}"})
+                        metadata={**meta, "encoder": f"../{ENCODER_SUBDIR}", "max_seq_length": max_seq_length})
     return paths

@@ -68,6 +68,16 @@ def refuse_non_empty(export_dir: str) -> None:
                               "--export_dir or remove it")
 
 
+def holds_export_of(export_dir: str, expected: Mapping[str, Any]) -> bool:
+    """Whether ``export_dir`` holds an export of this package whose metadata has every item of ``expected`` (its
+    weights' checkpoint, lengths, ...): the same command run again keeps it instead of failing."""
+    try:
+        recorded = load_export_info(export_dir)
+    except (OSError, ValueError):
+        return False
+    return bool(expected) and all(recorded.get(k) == json.loads(json.dumps(v)) for k, v in expected.items())
+
+
 def write_savedmodel_atomic(export_dir: str, write: Callable[[str], Any], info: Mapping[str, Any]) -> str:
     """``write(tmp)`` a SavedModel into ``<export_dir>.tmp-<pid>``, add ``assets.extra/albert_export.json``, then
     rename it to ``export_dir``; returns ``export_dir``.

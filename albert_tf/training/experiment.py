@@ -118,7 +118,12 @@ def load_fine_tuned(model: Any, checkpoint: str, flag: str = "--predict_checkpoi
 
 def export_checkpoint(task: Task, checkpoint: str, export_dir: str, flag: str = "--checkpoint") -> str:
     """The export path: build the task's model, load ``checkpoint`` into it and write the task's SavedModel under
-    ``export_dir``; returns its path. No strategy, optimizer, output directory or training loop is involved."""
+    ``export_dir``; returns its path. No strategy, optimizer, output directory or training loop is involved. Where
+    ``export_dir/<step>`` already holds the export of ``checkpoint`` (a rerun), that path is returned as it is."""
+    done = existing_export(export_dir, checkpoint)
+    if done is not None:  # the same command again: its export is there already
+        logging.info("%s is the export of %s already", done, checkpoint)
+        return done
     keras.mixed_precision.set_global_policy("float32")  # a SavedModel for serving computes in float32
     model = task.build_model()
     step = load_fine_tuned(model, checkpoint, flag)
@@ -250,9 +255,10 @@ def _run_with(trainer: Trainer, task: Task, config: ExperimentConfig, results_di
         if run.do_predict:
             summary["predict"] = task.write_predictions(trainer.predict(), results_dir)
         if run.export_dir:
-            summary["export_dir"] = task.export(trainer.model, run.export_dir, step, source)
+            done = existing_export(run.export_dir, source)
+            summary["export_dir"] = done or task.export(trainer.model, run.export_dir, step, source)
             if log is not None:
-                log(f"exported {summary['export_dir']}")
+                log(f"{done} is the export of {source} already" if done else f"exported {summary['export_dir']}")
     if (run.do_train or run.do_eval or run.do_predict) and trainer.chief:
         _fs.makedirs(results_dir)
         write_json(os.path.join(results_dir, "run_summary.json"), summary)
@@ -330,7 +336,7 @@ def run_trials(
         checkpoint = trainer_layout.best_prefix(folder) if trainer_layout.has_best(folder) else \
             list_run_checkpoints(folder)[-1][1]
         summary["export_checkpoint"] = checkpoint
-        done = _existing_export(run.export_dir, checkpoint)
+        done = existing_export(run.export_dir, checkpoint)
         if done is not None:  # a rerun: this trial's model is exported already
             summary["export_dir"] = done
             if log is not None:
@@ -346,9 +352,13 @@ def run_trials(
     return summary
 
 
-def _existing_export(export_dir: str, checkpoint: str) -> str | None:
-    """The SavedModel under ``export_dir/<step>`` written from ``checkpoint``, if there is one (its metadata)."""
-    path = os.path.join(export_dir, str(trainer_layout.checkpoint_step(checkpoint)))
+def existing_export(export_dir: str, checkpoint: str) -> str | None:
+    """The SavedModel under ``export_dir/<step>`` written from ``checkpoint``, if there is one (its metadata): what
+    the same command run again finds, and keeps instead of failing on a non-empty folder."""
+    try:
+        path = os.path.join(export_dir, str(trainer_layout.checkpoint_step(resolve_checkpoint_path(checkpoint))))
+    except (ValueError, OSError, tf.errors.OpError):  # not a checkpoint this layout reads: nothing to compare
+        return None
     info = os.path.join(path, EXPORT_INFO)
     if not _fs.isfile(info):
         return None

@@ -192,7 +192,7 @@ CASES = [
     ("rc-rerun", "rc", {}, "rerun-ok", []),
     ("rs-rerun", "rs", {}, "rerun-ok", []),
     ("rr-rerun", "rr", {}, "rerun-ok", ["best accuracy = "]),
-    ("export-rerun", "export", {"checkpoint": B + "/sst2/ckpt-5"}, "rerun-error", ["--export_dir", "not empty"]),
+    ("export-rerun", "export", {"checkpoint": B + "/sst2/ckpt-5"}, "rerun-ok", ["is the export of"]),
     ("convert-rerun", "convert", {"input": "{run}/ckpt-2", "input_format": "albert_tf"}, "rerun-ok",
      ["wrote huggingface"]),
     ("prep-rerun", "prep", {}, "rerun-ok", []),

@@ -33,8 +33,8 @@ bare in each framework.
 ``variants`` (the headline stays the stock path above), each in its own worker in the same rounds: the TF1
 session loader TF Serving uses; ``inter_op=1``; oneDNN off; the stock export of the same weights in
 ``mixed_bfloat16``; the package's opt-in ``export_classifier(jit_compile=True)`` (``--export_jit_compile``: the
-forward under XLA), also in bfloat16; and scratch exports written here (not by the package, experimental) with
-the Q/K/V kernels stored fused instead of concatenated per request, with and without XLA.
+forward under XLA), also in bfloat16; and ``bucket_lengths=None`` (every request padded to 128). Every variant is
+an export the package writes with its public options: the benchmark patches no layer.
 
 Prints one JSON object with a top-level ``albert_tf_latency_over_transformers`` (median albert-tf / median
 transformers). Example: ``python benchmarks/serving_latency.py --runs 30``.
@@ -118,80 +118,6 @@ def forward_gflop() -> float:
 
 # ----------------------------------------------------------------------------------------------- build
 
-def _scratch_text_export(model, spm_model_file: str, path: str, jit_compile: bool, extra: tuple = ()) -> None:
-    """Scratch export (not the package's): ``export_classifier``'s text signature (same preprocessor, same outputs)
-    with the model's forward in a nested ``tf.function(jit_compile=...)``; the SentencePiece ops stay outside it
-    (XLA has no kernels for them). ``extra``: more Keras layers whose variables the forward reads."""
-    import keras
-    import tensorflow as tf
-
-    from albert_tf.export.savedmodel import make_preprocessor, preprocess
-    from albert_tf.tasks.glue.model import classifier_logits
-
-    pre = make_preprocessor(spm_model_file, SEQ)
-    archive = keras.export.ExportArchive()
-    for obj in (model, pre, *extra):
-        archive.track(obj)
-
-    @tf.function(jit_compile=jit_compile)
-    def forward(input_ids, input_mask, segment_ids):
-        feats = {"input_ids": input_ids, "input_mask": input_mask, "segment_ids": segment_ids}
-        return tf.cast(classifier_logits(model(feats, training=False)), tf.float32)
-
-    string = tf.TensorSpec([None], tf.string)
-
-    @tf.function(input_signature=[string, string])
-    def serve_text(text_a, text_b):
-        logits = forward(**preprocess(pre, text_a, text_b))
-        label_id = tf.argmax(logits, axis=-1, output_type=tf.int32)
-        return {"probabilities": tf.nn.softmax(logits, axis=-1), "label_id": label_id, "logits": logits,
-                "label": tf.gather(tf.constant(LABELS), label_id)}
-
-    archive.add_endpoint("serving_default", serve_text)
-    archive.write_out(path, verbose=False)
-
-
-def _fuse_qkv(model) -> list:
-    """Give each ``AlbertAttention`` of ``model`` (this process's instance only) a call that reads one stored
-    [H, 3H] kernel and [3H] bias instead of concatenating the Q/K/V variables on every request; returns the
-    Keras layers that hold the fused copies (to be tracked by the export). Inference only (no dropout)."""
-    import math
-
-    import keras
-    import numpy as np
-    from keras import ops
-
-    from albert_tf.modeling.attention import AlbertAttention
-
-    holders = []
-    for i, layer in enumerate(x for x in model._flatten_layers() if isinstance(x, AlbertAttention)):
-        holder = keras.layers.Layer(name=f"fused_qkv_{i}")
-        names = ("query", "key", "value")
-        values = {
-            "kernel": np.concatenate([ops.convert_to_numpy(getattr(layer, f"{n}_kernel")) for n in names], axis=1),
-            "bias": np.concatenate([ops.convert_to_numpy(getattr(layer, f"{n}_bias")) for n in names], axis=0),
-        }
-        for key, value in values.items():
-            weight = holder.add_weight(name=key, shape=value.shape, initializer="zeros", trainable=False)
-            weight.assign(value)
-            setattr(holder, key, weight)
-        holder.built = True
-        holders.append(holder)
-
-        def call(x, attention_bias, training=None, layer=layer, holder=holder):
-            b, s = ops.shape(x)[0], ops.shape(x)[1]
-            n, d = layer.num_attention_heads, layer.head_size
-            qkv = ops.matmul(x, holder.kernel) + holder.bias  # the stock call, minus the concatenation
-            q, k, v = ops.split(ops.transpose(ops.reshape(qkv, (b, s, 3 * n, d)), (0, 2, 1, 3)), 3, axis=1)
-            scores = ops.matmul(q * (1.0 / math.sqrt(d)), ops.transpose(k, (0, 1, 3, 2)))
-            probs = ops.softmax(scores + ops.cast(attention_bias, "float32"), axis=-1)
-            context = ops.reshape(ops.transpose(ops.matmul(probs, v), (0, 2, 1, 3)), (b, s, n * d))
-            return ops.matmul(context, layer.output_kernel) + layer.output_bias
-
-        layer.call = call
-    return holders
-
-
 def build_exports(work_dir: str, spm_model_file: str, seed: int, variants: list[str]) -> dict:
     """One ``AlbertClassifier`` (fixed seed) -> the stock SavedModel, the preprocessor SavedModel, the Hugging Face
     directory and the scratch exports the chosen variants need. Runs in its own process."""
@@ -221,11 +147,11 @@ def build_exports(work_dir: str, spm_model_file: str, seed: int, variants: list[
 
     def copy(kind: str):
         """The same weights in a second model: ``bf16`` (mixed_bfloat16: bf16 matmuls, float32 variables,
-        LayerNorm and softmax) or ``fused_qkv`` (float32, attention patched by :func:`_fuse_qkv`)."""
+        LayerNorm and softmax)."""
         if kind not in copies:
-            other = build("mixed_bfloat16" if kind == "bf16" else None)
+            other = build("mixed_bfloat16")
             other.set_weights(model.get_weights())
-            copies[kind] = (other, tuple(_fuse_qkv(other)) if kind == "fused_qkv" else ())
+            copies[kind] = other
         return copies[kind]
 
     for name in variants:
@@ -237,15 +163,11 @@ def build_exports(work_dir: str, spm_model_file: str, seed: int, variants: list[
             export_classifier(model, path, labels=LABELS, text_pair=True, spm_model_file=spm_model_file,
                               max_seq_length=SEQ, bucket_lengths=None)
         elif name == "albert_tf_bf16":
-            export_classifier(copy("bf16")[0], path, labels=LABELS, text_pair=True, spm_model_file=spm_model_file,
+            export_classifier(copy("bf16"), path, labels=LABELS, text_pair=True, spm_model_file=spm_model_file,
                               max_seq_length=SEQ)
         elif name == "albert_tf_xla_bf16":
-            export_classifier(copy("bf16")[0], path, labels=LABELS, text_pair=True, spm_model_file=spm_model_file,
+            export_classifier(copy("bf16"), path, labels=LABELS, text_pair=True, spm_model_file=spm_model_file,
                               max_seq_length=SEQ, jit_compile=True)
-        elif name in ("albert_tf_fused_qkv", "albert_tf_xla_fused_qkv"):
-            fused, holders = copy("fused_qkv")
-            _scratch_text_export(fused, spm_model_file, path, jit_compile=name.startswith("albert_tf_xla"),
-                                 extra=holders)
         else:
             continue
         paths[name] = path
@@ -514,9 +436,6 @@ SIDES = {
     "albert_tf_fixed_padding": (albert_tf_side, "export_classifier(bucket_lengths=None): every request padded to 128 "
                                                 "(export_savedmodel --bucket_lengths=none, the official export)"),
     "albert_tf_xla_bf16": (albert_tf_side, "export_classifier(jit_compile=True) of the mixed_bfloat16 model"),
-    "albert_tf_fused_qkv": (albert_tf_side, "scratch export: attention reads a stored [H, 3H] QKV kernel instead of "
-                                            "concatenating the Q/K/V variables on every request"),
-    "albert_tf_xla_fused_qkv": (albert_tf_side, "scratch export: albert_tf_fused_qkv's forward under XLA"),
 }
 HEADLINE = ("albert_tf", "transformers")
 VARIANTS = tuple(k for k in SIDES if k not in HEADLINE)

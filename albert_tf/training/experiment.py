@@ -36,7 +36,7 @@ from albert_tf.export.savedmodel import EXPORT_INFO
 from albert_tf.training.evaluator import CheckpointEvaluator
 from albert_tf.training.optimizers import DEFAULT_EXCLUDE_FROM_WEIGHT_DECAY, create_optimizer
 from albert_tf.training.run_config import ExperimentConfig, RunError, RunOptions, TrainerOptions, validate_options
-from albert_tf.training.run_dir import OutputDirLock, claim_output_dir, is_chief_process, write_json
+from albert_tf.training.run_dir import OutputDirLock, claim_output_dir, is_chief_process, record_identity, write_json
 from albert_tf.training.schedules import WarmupPolynomialDecay
 from albert_tf.training.strategy import make_strategy
 from albert_tf.training.task import Task
@@ -179,21 +179,26 @@ def run_experiment(
     refuse_writing_among_inputs(task, run)
     if run.do_train:  # resume is all or nothing: what a rerun would resume from is checked before any write
         resume_point(run.output_dir)
-    results_dir = claim_output_dir(run.output_dir, {**task.identity(), **task.run_record()}, run.do_train,
-                                   task.results_subdir)
+    identity = {**task.identity(), **task.run_record()}
+    # run.json is written once the data is converted (make_trainer): a run stopped while caching features leaves
+    # nothing under a final name.
+    results_dir = claim_output_dir(run.output_dir, identity, run.do_train, task.results_subdir, write=False)
     writes = run.do_train or run.do_eval or run.do_predict
     lock = OutputDirLock(run.output_dir) if writes and is_chief_process() else None
     if lock is not None:
         lock.acquire()
     try:
-        return _run(task, config, results_dir, on_evaluation, on_checkpoint, log)
+        return _run(task, config, results_dir, identity, on_evaluation, on_checkpoint, log)
     finally:
         if lock is not None:
             lock.release()
 
 
-def _run(task: Task, config: ExperimentConfig, results_dir: str, on_evaluation, on_checkpoint, log) -> dict[str, Any]:
+def _run(task: Task, config: ExperimentConfig, results_dir: str, identity: dict[str, Any], on_evaluation,
+         on_checkpoint, log) -> dict[str, Any]:
     trainer = make_trainer(task, config.trainer, config.run.output_dir, log=log)
+    if config.run.do_train and is_chief_process() and results_dir == config.run.output_dir:
+        record_identity(config.run.output_dir, identity)
     try:
         return _run_with(trainer, task, config, results_dir, on_evaluation, on_checkpoint, log)
     finally:  # also on Ctrl-C: the event files end whole

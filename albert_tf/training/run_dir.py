@@ -53,12 +53,13 @@ def claim_output_dir(
     identity: dict[str, Any],
     training: bool,
     results_subdir: Callable[[dict[str, Any], bool], str],
+    write: bool = True,
 ) -> str:
     """Check ``output_dir`` against ``identity``; return where results go (``output_dir`` or a sub-directory).
 
-    ``results_subdir(previous, training)`` decides for a directory of another task (raise to refuse).
+    ``results_subdir(previous, training)`` decides for a directory of another task (raise to refuse). A training
+    run records its identity (``run.json``) here, or later with :func:`record_identity` when ``write`` is False.
     """
-    meta_path = os.path.join(output_dir, META_FILE)
     existing = [os.path.join(output_dir, n) for n in (META_FILE, *LEGACY_META_FILES)]
     existing = [p for p in existing if _fs.exists(p)]
     if existing:
@@ -71,10 +72,15 @@ def claim_output_dir(
             "resuming from them would restore the wrong model. If this is the pretrained model, pass it as "
             "--init_checkpoint and choose a new --output_dir (google-research/albert#224)"
         )
-    if training and is_chief_process():  # the other workers of a multi-worker run find it written
-        _fs.makedirs(output_dir)
-        write_json(meta_path, identity)
+    if training and write and is_chief_process():  # the other workers of a multi-worker run find it written
+        record_identity(output_dir, identity)
     return output_dir
+
+
+def record_identity(output_dir: str, identity: dict[str, Any]) -> None:
+    """Write ``run.json`` (the task's identity) into ``output_dir``."""
+    _fs.makedirs(output_dir)
+    write_json(os.path.join(output_dir, META_FILE), identity)
 
 
 LOCK_FILE = "run.lock"

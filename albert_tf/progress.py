@@ -12,8 +12,10 @@ Floor 0: no albert-tf import, no TensorFlow.
 
 from __future__ import annotations
 
+import contextlib
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 #: The most seconds between two progress lines.
 EVERY_S = 10.0
@@ -76,3 +78,21 @@ class Progress:
         if self.total and rate > 0:
             text += f", about {duration((self.total - self.count) / rate)} left"
         return text
+
+    @contextlib.contextmanager
+    def ticking(self, interval_s: float = 1.0) -> Iterator[Progress]:
+        """:meth:`tick` from a background thread while the block runs: a line at least every ``every_s`` seconds
+        even while the block waits on one long piece of work (a worker's chunk, a library call)."""
+        stop = threading.Event()
+
+        def run() -> None:
+            while not stop.wait(interval_s):
+                self.tick()
+
+        thread = threading.Thread(target=run, name=f"progress: {self.what}", daemon=True)
+        thread.start()
+        try:
+            yield self
+        finally:
+            stop.set()
+            thread.join()

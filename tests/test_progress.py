@@ -65,3 +65,14 @@ def test_the_long_loops_of_the_commands_report_through_it():
                             (trainer.Trainer, "collect_outputs")):
         source = inspect.getsource(getattr(where, function))
         assert "Progress(" in source and (".update(" in source or ".tick" in source), function
+
+
+def test_ticking_prints_while_one_long_piece_of_work_runs():
+    import time as real_time
+
+    lines = []
+    progress = Progress("create_pretraining_data", unit="lines", every_s=0.2, log=lines.append)
+    with progress.ticking(interval_s=0.05):
+        real_time.sleep(0.7)  # one chunk that takes long: no update() meanwhile
+    assert 2 <= len(lines) <= 4, lines
+    assert all(line.startswith("create_pretraining_data: ") for line in lines)

@@ -251,7 +251,7 @@ def create_pretraining_data(
     totals = new_counters()
     progress = Progress("create_pretraining_data", total=scan["text_lines"], unit="lines", log=log)
     try:
-        with TFRecordShardWriter(partial_files) as writer:
+        with TFRecordShardWriter(partial_files) as writer, progress.ticking():
             buffer = ShuffleBuffer(config.shuffle_buffer_size, hash_int("albert-tf", "shuffle", config.random_seed),
                                    writer.write)
             # Workers get the model's bytes, never its path: they open no file (see TokenizerSpec).

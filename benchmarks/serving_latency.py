@@ -120,7 +120,7 @@ def forward_gflop() -> float:
 
 def build_exports(work_dir: str, spm_model_file: str, seed: int, variants: list[str]) -> dict:
     """One ``AlbertClassifier`` (fixed seed) -> the stock SavedModel, the preprocessor SavedModel, the Hugging Face
-    directory and the scratch exports the chosen variants need. Runs in its own process."""
+    directory and the other exports the chosen variants need. Runs in its own process."""
     import keras
     import numpy as np
 
@@ -799,9 +799,9 @@ def report(args: argparse.Namespace, run: dict) -> dict:
 
     variant_report: dict = {
         "experimental": True,
-        "note": "not the headline: each changes the loader, a runtime setting or the export (scratch exports are "
-                "written by this script, not by the package), measured in the same interleaved rounds as the "
-                "headline; over_* are ratios of medians",
+        "note": "not the headline: each changes the loader, a runtime setting or the export (an option of the "
+                "package's export_classifier), measured in the same interleaved rounds as the headline; over_* are "
+                "ratios of medians",
     }
     for name in run["variants"]:
         if name in failed:

@@ -522,3 +522,20 @@ def test_serving_batches_smoke_every_variant_gives_the_bucketed_answers():
     for name in ("sorted_split", "real_tokens", "packed"):
         assert report[f"{name}_over_bucketed"] == pytest.approx(
             report["median_request_s"]["bucketed"] / report["median_request_s"][name], rel=0.01)
+
+
+@pytest.mark.slow
+def test_serving_latency_default_runs_every_variant():
+    """The script's default command (every variant, with the profile and op traces) end to end, with the fewest
+    requests: a change to the package that breaks a variant fails here (the fused-QKV variants that patched a layer
+    broke silently when the layer's signature changed)."""
+    pytest.importorskip("transformers")
+    from benchmarks.serving_latency import VARIANTS
+
+    report = _run("benchmarks/serving_latency.py", "--runs", "3", "--warmup", "1", "--profile_runs", "2",
+                  "--max_foreign", "1.0", timeout=1200)
+    assert report["albert_tf_latency_over_transformers"] > 0
+    assert report["sanity"]["input_ids_identical"] and report["results"]["albert_tf"]["median_ms"] > 0
+    for name in VARIANTS:
+        assert report["variants"][name]["median_ms"] > 0, name
+    assert {"albert_tf", "transformers"} <= set(report["profile"])

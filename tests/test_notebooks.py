@@ -7,8 +7,9 @@
 * Slow (CI): each notebook runs twice in one folder (``tmp_path``), each time in a fresh ``python3`` kernel of this
   interpreter (nbclient), its parameters overridden papermill-style by a cell inserted after the ``parameters``
   cell, on ``../shared/data`` where present or the built-in sample data. A failing cell fails the test with its
-  traceback. The released checkpoint of notebooks 02 and 03 is a tiny, randomly initialised model written in the official
-  TF1 layout (02) and as a Hugging Face directory (03), with the tokenizer beside it as in the real releases.
+  traceback. The released checkpoint of notebooks 02 and 03 is a tiny, randomly initialised model written in the
+  official TF1 layout (02) and as a Hugging Face directory (03), with the tokenizer beside it as in the real
+  releases.
 """
 
 from __future__ import annotations

@@ -439,3 +439,27 @@ def test_bucketed_export_answers_like_fixed_padding(tmp_path):
     np.testing.assert_allclose(got["fixed"], ref, atol=1e-5)
     assert ref.std(axis=0).max() > 1e-2  # the inputs give different answers
 
+
+
+def test_a_rerun_keeps_the_export_of_the_same_checkpoint_and_length_only(tmp_path):
+    """``experiment.existing_export``: what ``export_savedmodel`` and ``--export_dir`` find when the same command
+    runs again. The export of the same checkpoint at the same length is kept; another checkpoint or length is not
+    (that export is then refused as a non-empty folder, as before)."""
+    import json
+    from types import SimpleNamespace
+
+    import tensorflow as tf
+
+    from albert_tf.export.savedmodel import EXPORT_INFO
+    from albert_tf.training.experiment import existing_export
+
+    prefix = tf.train.Checkpoint(global_step=tf.Variable(7, dtype=tf.int64)).write(str(tmp_path / "run" / "ckpt-7"))
+    info = tmp_path / "export" / "7" / EXPORT_INFO
+    info.parent.mkdir(parents=True)
+    info.write_text(json.dumps({"checkpoint": prefix, "max_seq_length": 64}))
+    task = SimpleNamespace(options=SimpleNamespace(max_seq_length=64))
+    assert existing_export(str(tmp_path / "export"), prefix, task) == str(tmp_path / "export" / "7")
+    assert existing_export(str(tmp_path / "export"), prefix, SimpleNamespace(options=SimpleNamespace(
+        max_seq_length=128))) is None
+    assert existing_export(str(tmp_path / "export"), prefix + "-other", task) is None
+    assert existing_export(str(tmp_path / "elsewhere"), prefix, task) is None

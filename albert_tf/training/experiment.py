@@ -120,7 +120,7 @@ def export_checkpoint(task: Task, checkpoint: str, export_dir: str, flag: str = 
     """The export path: build the task's model, load ``checkpoint`` into it and write the task's SavedModel under
     ``export_dir``; returns its path. No strategy, optimizer, output directory or training loop is involved. Where
     ``export_dir/<step>`` already holds the export of ``checkpoint`` (a rerun), that path is returned as it is."""
-    done = existing_export(export_dir, checkpoint)
+    done = existing_export(export_dir, checkpoint, task)
     if done is not None:  # the same command again: its export is there already
         logging.info("%s is the export of %s already", done, checkpoint)
         return done
@@ -260,7 +260,7 @@ def _run_with(trainer: Trainer, task: Task, config: ExperimentConfig, results_di
         if run.do_predict:
             summary["predict"] = task.write_predictions(trainer.predict(), results_dir)
         if run.export_dir:
-            done = existing_export(run.export_dir, source)
+            done = existing_export(run.export_dir, source, task)
             summary["export_dir"] = done or task.export(trainer.model, run.export_dir, step, source)
             if log is not None:
                 log(f"{done} is the export of {source} already" if done else f"exported {summary['export_dir']}")
@@ -341,7 +341,7 @@ def run_trials(
         checkpoint = trainer_layout.best_prefix(folder) if trainer_layout.has_best(folder) else \
             list_run_checkpoints(folder)[-1][1]
         summary["export_checkpoint"] = checkpoint
-        done = existing_export(run.export_dir, checkpoint)
+        done = existing_export(run.export_dir, checkpoint, task)
         if done is not None:  # a rerun: this trial's model is exported already
             summary["export_dir"] = done
             if log is not None:
@@ -357,9 +357,10 @@ def run_trials(
     return summary
 
 
-def existing_export(export_dir: str, checkpoint: str) -> str | None:
-    """The SavedModel under ``export_dir/<step>`` written from ``checkpoint``, if there is one (its metadata): what
-    the same command run again finds, and keeps instead of failing on a non-empty folder."""
+def existing_export(export_dir: str, checkpoint: str, task: Task | None = None) -> str | None:
+    """The SavedModel under ``export_dir/<step>`` written from ``checkpoint`` (at ``task``'s ``max_seq_length``), if
+    there is one (its metadata): what the same command run again finds, and keeps instead of failing on a non-empty
+    folder. Other export options are not compared: an export with other ones goes to another ``--export_dir``."""
     try:
         path = os.path.join(export_dir, str(trainer_layout.checkpoint_step(resolve_checkpoint_path(checkpoint))))
     except (ValueError, OSError, tf.errors.OpError):  # not a checkpoint this layout reads: nothing to compare
@@ -368,7 +369,10 @@ def existing_export(export_dir: str, checkpoint: str) -> str | None:
     if not _fs.isfile(info):
         return None
     try:
-        recorded = json.loads(_fs.read_bytes(info).decode("utf-8")).get("checkpoint")
+        recorded = json.loads(_fs.read_bytes(info).decode("utf-8"))
     except (UnicodeDecodeError, ValueError):
         return None
-    return path if recorded == checkpoint else None
+    length = getattr(getattr(task, "options", None), "max_seq_length", None)
+    if not isinstance(recorded, dict) or recorded.get("checkpoint") != checkpoint:
+        return None
+    return path if length is None or recorded.get("max_seq_length") == length else None

@@ -56,13 +56,14 @@ def test_the_long_loops_of_the_commands_report_through_it():
     """Each step a newcomer watched in silence for minutes (issue: a newcomer's first hour)."""
     from albert_tf.data import cache, documents, prepare_text
     from albert_tf.data.pretraining import pipeline
+    from albert_tf.demo import table1
     from albert_tf.tokenization import train_vocab
     from albert_tf.training import trainer
 
     for where, function in ((cache, "write_records"), (documents, "prepare_split"),
                             (prepare_text, "prepare_files"), (prepare_text, "check_decodable"),
                             (pipeline, "create_pretraining_data"), (train_vocab, "train_vocab"),
-                            (trainer.Trainer, "collect_outputs")):
+                            (trainer.Trainer, "collect_outputs"), (table1, "run")):
         source = inspect.getsource(getattr(where, function))
         assert "Progress(" in source and (".update(" in source or ".tick" in source), function
 

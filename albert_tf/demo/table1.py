@@ -16,6 +16,7 @@ from typing import Any
 
 from albert_tf.config import AlbertConfig
 from albert_tf.modeling import AlbertEncoder
+from albert_tf.progress import Progress
 
 SIZES = ("base", "large", "xlarge", "xxlarge")
 PAPER_ALBERT = {"base": "12M", "large": "18M", "xlarge": "60M", "xxlarge": "235M"}
@@ -66,7 +67,8 @@ def run(workdir: str | None = None, args: Any = None, version: str = "v2") -> di
     print("-" * len(header))
     for size in SIZES:
         cfg = AlbertConfig.from_preset(f"albert_{size}_{version}")
-        m = measure(cfg)
+        with Progress(f"  (building ALBERT-{size})").ticking():  # a line if a model takes over 10 s to build
+            m = measure(cfg)
         rows[f"albert_{size}"] = {**m, "layers": cfg.num_hidden_layers, "hidden": cfg.hidden_size,
                                   "embedding": cfg.embedding_size}
         print(
@@ -77,7 +79,8 @@ def run(workdir: str | None = None, args: Any = None, version: str = "v2") -> di
         print(f"{'':<16}{'[' + PAPER_ALBERT[size] + ']':>14}{'':>45}{'[BERT ' + PAPER_BERT[size] + ']':>24}")
     for size in ("base", "large"):
         cfg = AlbertConfig.from_preset(f"bert_{size}")
-        enc = AlbertEncoder(cfg)
+        with Progress(f"  (building BERT-{size})").ticking():
+            enc = AlbertEncoder(cfg)
         n = enc.count_params()
         rows[f"bert_{size}"] = {"params": n, "embedding_share": _embedding_params(enc) / n}
         print(

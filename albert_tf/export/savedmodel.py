@@ -71,11 +71,14 @@ def refuse_non_empty(export_dir: str) -> None:
 def holds_export_of(export_dir: str, expected: Mapping[str, Any]) -> bool:
     """Whether ``export_dir`` holds an export of this package whose metadata has every item of ``expected`` (its
     weights' checkpoint, lengths, ...): the same command run again keeps it instead of failing."""
+    if not _fs.isfile(os.path.join(export_dir, EXPORT_INFO)):
+        return False
     try:
         recorded = load_export_info(export_dir)
     except (OSError, ValueError):
         return False
-    return bool(expected) and all(recorded.get(k) == json.loads(json.dumps(v)) for k, v in expected.items())
+    return (bool(expected) and isinstance(recorded, dict)
+            and all(recorded.get(k) == json.loads(json.dumps(v)) for k, v in expected.items()))
 
 
 def write_savedmodel_atomic(export_dir: str, write: Callable[[str], Any], info: Mapping[str, Any]) -> str:

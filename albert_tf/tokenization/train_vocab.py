@@ -118,7 +118,6 @@ def train_vocab(
                     _fs.copy(local_prefix + suffix, model_prefix + suffix)
                 else:
                     os.replace(local_prefix + suffix, model_prefix + suffix)
-    tok = FullTokenizer(spm_model_file=f"{model_prefix}.model", do_lower_case=do_lower_case)
     non_utf8 = sorted(f for f, e in encodings.items() if e != "utf-8")
     return {
         "model": f"{model_prefix}.model",

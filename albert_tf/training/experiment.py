@@ -19,7 +19,6 @@ It calls only the task's hooks (the :class:`~albert_tf.training.task.Task` contr
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import statistics
 from collections.abc import Callable
@@ -32,7 +31,7 @@ from absl import logging
 from albert_tf import files as _fs
 from albert_tf.checkpoints import init_from_checkpoint, resolve_checkpoint_path, trainer_layout
 from albert_tf.checkpoints.paths import list_run_checkpoints, resume_point
-from albert_tf.export.savedmodel import EXPORT_INFO
+from albert_tf.export.savedmodel import holds_export_of
 from albert_tf.training.evaluator import CheckpointEvaluator
 from albert_tf.training.optimizers import DEFAULT_EXCLUDE_FROM_WEIGHT_DECAY, create_optimizer
 from albert_tf.training.run_config import ExperimentConfig, RunError, RunOptions, TrainerOptions, validate_options
@@ -365,14 +364,6 @@ def existing_export(export_dir: str, checkpoint: str, task: Task | None = None) 
         path = os.path.join(export_dir, str(trainer_layout.checkpoint_step(resolve_checkpoint_path(checkpoint))))
     except (ValueError, OSError, tf.errors.OpError):  # not a checkpoint this layout reads: nothing to compare
         return None
-    info = os.path.join(path, EXPORT_INFO)
-    if not _fs.isfile(info):
-        return None
-    try:
-        recorded = json.loads(_fs.read_bytes(info).decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
-        return None
     length = getattr(getattr(task, "options", None), "max_seq_length", None)
-    if not isinstance(recorded, dict) or recorded.get("checkpoint") != checkpoint:
-        return None
-    return path if length is None or recorded.get("max_seq_length") == length else None
+    expected = {"checkpoint": checkpoint, **({} if length is None else {"max_seq_length": length})}
+    return path if holds_export_of(path, expected) else None

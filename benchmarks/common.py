@@ -1,5 +1,6 @@
 """What every benchmark script shares: the machine and library versions its JSON records, the foreign-load meter,
-and step workers (one implementation per spawned process, stepped round by round by the driver).
+and the one worker harness (one implementation per spawned process, asked by the driver, a dead worker named at
+once).
 
 Machines here vary (matmul speed moved a ratio by 1.5x between two VMs of the same type), so every benchmark's JSON
 carries :func:`machine_info` (CPU model, the SIMD/AMX flags that decide float32 and bfloat16 matmul speed, core
@@ -8,10 +9,13 @@ counts) and :func:`versions`.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import pathlib
 import platform
+import signal
+import sys
 import time
 import traceback
 from collections.abc import Callable
@@ -124,89 +128,213 @@ class ForeignLoad:
         return round(max(foreign, 0) / self.hz / (wall * self.cpus), 3)
 
 
-def _step_worker(build: Callable[[], Callable[[], Any]], conn) -> None:
-    """Build one implementation's step, then answer each "step" message with its wall time (or the error)."""
+class WorkerError(RuntimeError):
+    """A benchmark worker failed, died (killed, out of memory) or went silent; the message is one line naming it."""
+
+
+def _redirect_output(log_file: str) -> None:
+    """Send this process's stdout and stderr (Python and C level) to ``log_file``: the driver's stdout is the JSON."""
+    fd = os.open(log_file, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    sys.stdout = os.fdopen(1, "w", buffering=1)
+    sys.stderr = os.fdopen(2, "w", buffering=1)
+
+
+def _serve(factory: Callable[[], Callable[[Any], Any]], conn, log_file: str | None) -> None:
+    """A worker's loop: build the handler, send its ``info`` (or None), then answer each message with
+    ``handler(message)`` until "stop". An exception is printed (to the log) and sent as the answer's error."""
+    if log_file:
+        _redirect_output(log_file)
     try:
-        fn = build()
-    except Exception:  # noqa: BLE001 - reported to the driver, which raises it
-        conn.send(("error", traceback.format_exc()))
+        handler = factory()
+    except BaseException as e:  # noqa: BLE001 - reported to the driver
+        traceback.print_exc()
+        conn.send(("error", f"{type(e).__name__}: {e}"))
         return
+    conn.send(("ok", getattr(handler, "info", None)))
     while True:
-        message = conn.recv()
-        if message == "stop":
-            break
         try:
-            t = time.perf_counter()
-            fn()
-            conn.send(("ok", time.perf_counter() - t))
-        except Exception:  # noqa: BLE001
-            conn.send(("error", traceback.format_exc()))
+            message = conn.recv()
+        except EOFError:  # the driver has gone
             return
+        if message == _STOP:
+            return
+        try:
+            answer = ("ok", handler(message))
+        except BaseException as e:  # noqa: BLE001
+            traceback.print_exc()
+            answer = ("error", f"{type(e).__name__}: {e}")
+        conn.send(answer)
 
 
-class StepWorkers:
-    """One spawned process per implementation (so one framework's thread pool cannot take the next one's cores),
-    each owning a ``build() -> step`` (a picklable callable: a module-level function or ``functools.partial`` of
-    one). The driver steps them one at a time, round by round, so all see the same machine load.
+_STOP = "stop"
 
-    ``first_steps(warmup)`` runs each worker's first (build + trace) step and ``warmup`` untimed steps, one worker
-    at a time; ``rounds(n)`` runs ``n`` interleaved rounds and returns every step's wall time per name, with the
-    foreign CPU share of each round in ``foreign``. A worker that fails raises ``RuntimeError`` with its traceback.
+
+class Workers:
+    """The one worker harness of the benchmarks: one spawned process per implementation, so one framework's thread
+    pool cannot take the next one's cores, and the driver never imports a framework.
+
+    A worker owns ``factory()`` (picklable: a module-level function or a ``functools.partial`` of one), which builds
+    a handler: a callable answering each message the driver sends (``ask``), with an optional ``info`` attribute that
+    ``ready`` returns. The driver waits on the answer *and* on the process, so a worker killed by the kernel (out of
+    memory) or by a signal ends the wait at once with a :class:`WorkerError` naming it, never a hang; so do an
+    exception in the worker (its type and message; the traceback is on the worker's stderr or in its log) and a
+    worker silent past the timeout. With ``log_dir`` each worker writes its output to ``<log_dir>/<name>.log``.
     """
 
-    def __init__(self, builders: dict[str, Callable[[], Callable[[], Any]]]):
+    def __init__(self, log_dir: str | None = None) -> None:
         import multiprocessing as mp
 
-        ctx = mp.get_context("spawn")
-        self.workers = {}
+        self._ctx = mp.get_context("spawn")
+        self._workers: dict[str, tuple[Any, Any, str | None]] = {}
+        self._info: dict[str, Any] = {}
+        self.log_dir = log_dir
+
+    @property
+    def names(self) -> list[str]:
+        return list(self._workers)
+
+    def pids(self) -> list[int]:
+        return [proc.pid for proc, _, _ in self._workers.values()]
+
+    def start(self, name: str, factory: Callable[[], Callable[[Any], Any]]) -> None:
+        """Spawn ``name``'s worker; it builds its handler while the driver goes on (``ready`` waits for it)."""
+        log = os.path.join(self.log_dir, f"{name}.log") if self.log_dir else None
+        parent, child = self._ctx.Pipe()
+        proc = self._ctx.Process(target=_serve, args=(factory, child, log), daemon=True)
+        proc.start()
+        child.close()  # the worker's end lives in the worker only, so its death closes the pipe
+        self._workers[name] = (proc, parent, log)
+
+    def ready(self, name: str, timeout: float = 3600.0) -> Any:
+        """Wait until ``name`` has built its handler; its ``info``."""
+        if name not in self._info:
+            self._info[name] = self._answer(name, "start", timeout)
+        return self._info[name]
+
+    def ask(self, name: str, message: Any, timeout: float = 3600.0) -> Any:
+        """Send ``message`` to ``name`` and return its answer (:class:`WorkerError` when it fails, dies or is
+        silent for ``timeout`` seconds; the wait for the handler's build counts against the same timeout)."""
+        self.ready(name, timeout)
+        _proc, conn, _log = self._workers[name]
+        try:
+            conn.send(message)
+        except OSError:
+            pass  # a dead worker: _answer names the cause
+        return self._answer(name, message, timeout)
+
+    def _answer(self, name: str, message: Any, timeout: float) -> Any:
+        proc, conn, log = self._workers[name]
+        where = f" (log: {log})" if log else ""
+        deadline = time.monotonic() + timeout
+        # The process's own exit status is checked each second: a helper the worker forked keeps its pipe and its
+        # sentinel open after the worker itself was killed, so neither end alone tells of its death.
+        while not conn.poll(min(1.0, max(deadline - time.monotonic(), 0))):
+            if proc.exitcode is not None:
+                break
+            if time.monotonic() >= deadline:
+                self.drop(name, kill=True)
+                raise WorkerError(f"benchmark worker {name!r} gave no answer to {message!r} in {timeout:.0f} s; "
+                                  f"stopped it{where}")
+        try:
+            status, value = conn.recv() if conn.poll() else ("died", None)
+        except (EOFError, OSError):
+            status, value = "died", None
+        if status == "died":
+            proc.join(timeout=5)
+            raise WorkerError(f"benchmark worker {name!r} (pid {proc.pid}) {_death(proc.exitcode)} while answering "
+                              f"{message!r}{where}")
+        if status != "ok":
+            raise WorkerError(f"benchmark worker {name!r} failed on {message!r}: {value}{where}")
+        return value
+
+    def drop(self, name: str, kill: bool = False) -> None:
+        """Stop ``name``'s worker (``kill``, or when it does not stop within 30 s: kill it) and forget it."""
+        proc, conn, _log = self._workers.pop(name)
+        self._info.pop(name, None)
+        try:
+            conn.send(_STOP)
+        except OSError:
+            pass
+        proc.join(timeout=0 if kill else 30)
+        if proc.is_alive():
+            proc.kill()
+            proc.join()
+
+    def close(self) -> None:
+        for name in list(self._workers):
+            self.drop(name)
+
+    def __enter__(self) -> Workers:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def _death(exitcode: int | None) -> str:
+    if exitcode is not None and exitcode < 0:
+        try:
+            sig = signal.Signals(-exitcode).name
+        except ValueError:
+            sig = f"signal {-exitcode}"
+        hint = " (the kernel's out-of-memory killer sends it: see dmesg)" if sig == "SIGKILL" else ""
+        return f"was killed by {sig}{hint}"
+    return f"exited (code {exitcode})"
+
+
+class _TimedStep:
+    """A step worker's handler: builds ``build() -> step``, answers each message with one step's wall time."""
+
+    def __init__(self, build: Callable[[], Callable[[], Any]]) -> None:
+        self.step = build()
+
+    def __call__(self, message: Any) -> float:
+        t = time.perf_counter()
+        self.step()
+        return time.perf_counter() - t
+
+
+class StepWorkers(Workers):
+    """:class:`Workers` whose handlers time one training step each: ``builders`` map a name to ``build() -> step``
+    (picklable). ``first_steps(warmup)`` runs each worker's first (build + trace) step and ``warmup`` untimed steps,
+    one worker at a time; ``rounds(n)`` runs ``n`` interleaved rounds and returns every step's wall time per name,
+    with the foreign CPU share of each round in ``foreign``. The driver steps them round by round, so all see the
+    same machine load."""
+
+    def __init__(self, builders: dict[str, Callable[[], Callable[[], Any]]], log_dir: str | None = None):
+        super().__init__(log_dir)
         for name, build in builders.items():
-            parent, child = ctx.Pipe()
-            proc = ctx.Process(target=_step_worker, args=(build, child), daemon=True)
-            proc.start()
-            self.workers[name] = (proc, parent)
+            self.start(name, functools.partial(_TimedStep, build))
         self.foreign: list[float | None] = []
 
     def step(self, name: str) -> float:
-        proc, conn = self.workers[name]
-        conn.send("step")
-        try:
-            status, value = conn.recv()
-        except EOFError as e:
-            raise RuntimeError(f"{name}: worker exited (code {proc.exitcode}) without an answer") from e
-        if status != "ok":
-            raise RuntimeError(f"{name} failed:\n{value}")
-        return value
+        return self.ask(name, "step")
 
     def first_steps(self, warmup: int) -> dict[str, float]:
         first = {}
-        for name in self.workers:
+        for name in self.names:
+            self.ready(name)
             first[name] = self.step(name)
             for _ in range(warmup):
                 self.step(name)
         return first
 
     def rounds(self, n: int) -> dict[str, list[float]]:
-        times: dict[str, list[float]] = {name: [] for name in self.workers}
-        meter = ForeignLoad([os.getpid()] + [proc.pid for proc, _ in self.workers.values()])
+        times: dict[str, list[float]] = {name: [] for name in self.names}
+        meter = ForeignLoad([os.getpid()] + self.pids())
         for _ in range(n):
             meter.start()
-            for name in self.workers:
+            for name in self.names:
                 times[name].append(self.step(name))
             self.foreign.append(meter.stop())
         return times
 
-    def close(self) -> None:
-        for proc, conn in self.workers.values():
-            try:
-                conn.send("stop")
-            except (BrokenPipeError, OSError):
-                pass
-            proc.join(timeout=60)
-            if proc.is_alive():
-                proc.kill()
 
-    def __enter__(self) -> StepWorkers:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
+def run_main(main: Callable[[], Any]) -> None:
+    """Run a benchmark's ``main``; a :class:`WorkerError` ends it with its one line (exit status 1)."""
+    try:
+        main()
+    except WorkerError as e:
+        sys.exit(f"{os.path.basename(sys.argv[0])}: {e}")

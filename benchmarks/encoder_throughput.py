@@ -31,7 +31,7 @@ sys.path.insert(0, ROOT)
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
-from benchmarks.common import StepWorkers, machine_info, versions  # noqa: E402
+from benchmarks.common import StepWorkers, machine_info, run_main, versions  # noqa: E402
 
 BATCH, SEQ = 8, 128
 V, E, H, L, N, I = 30000, 128, 768, 12, 12, 3072
@@ -217,4 +217,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

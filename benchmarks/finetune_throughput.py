@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import functools
 import os
 import pathlib
 import shutil
@@ -58,7 +59,6 @@ import statistics
 import sys
 import tempfile
 import time
-import traceback
 from typing import Any
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -68,7 +68,15 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks.common import ForeignLoad, emit, machine_info, shared_data_dir, versions  # noqa: E402
+from benchmarks.common import (  # noqa: E402
+    ForeignLoad,
+    Workers,
+    emit,
+    machine_info,
+    run_main,
+    shared_data_dir,
+    versions,
+)
 
 PRESET = "albert_base_v2"
 BASE = dict(V=30000, E=128, H=768, L=12, N=12, I=3072)  # ALBERT-base v2 (albert_tf/configs/albert_base_v2.json)
@@ -400,55 +408,45 @@ def build(name: str, args: argparse.Namespace, rows: list[list[str]]) -> Impleme
 
 
 # ----------------------------------------------------------------------------------------------- workers
-def _worker(name: str, args: argparse.Namespace, rows: list[list[str]], conn) -> None:
-    """Own one implementation. ``warmup``: untimed steps until every shape of the pass was seen once, then
+class _Worker:
+    """One implementation in its worker. ``warmup``: untimed steps until every shape of the pass was seen once, then
     ``--warmup`` more, then restart the pass, then the framework's matmul speed; ``step``: one timed step;
-    ``info``: shapes, tokens and losses; ``stop``."""
-    try:
+    ``info``: shapes, tokens and losses."""
+
+    def __init__(self, name: str, args: argparse.Namespace, rows: list[list[str]]) -> None:
         t = time.perf_counter()
-        impl = build(name, args, rows)
-        build_s = time.perf_counter() - t
-        losses: list[float] = []
-        while True:
-            message = conn.recv()
-            if message == "stop":
-                break
-            if message == "warmup":
-                t = time.perf_counter()
-                seen: set[tuple[int, int]] = set()
-                for _ in range(impl.num_steps):  # one step on the first batch of every padded shape of the pass
-                    batch = impl.next_batch()
-                    if impl.shape(batch) not in seen:
-                        seen.add(impl.shape(batch))
-                        impl.train(batch)
-                impl.reset()
-                for _ in range(min(args.warmup, impl.num_steps)):
-                    impl.step()
-                impl.reset()
-                warmup_s = time.perf_counter() - t
-                gflops = matmul_gflops(impl.framework, args.batch * 64, args.dims)
-                conn.send({"build_s": build_s, "warmup_s": warmup_s, "shapes": len(seen), "matmul_gflops": gflops})
-            elif message == "step":
-                t = time.perf_counter()
-                losses.append(impl.step())
-                elapsed = time.perf_counter() - t
-                impl.record()
-                conn.send(elapsed)
-            elif message == "info":
-                conn.send({"shapes": impl.shapes, "tokens": impl.tokens, "losses": losses,
-                           "dense_on_real_tokens": bool(getattr(impl, "dense_on_real_tokens", False))})
-    except Exception:  # report, do not hang the driver
-        conn.send({"error": traceback.format_exc()})
+        self.impl = build(name, args, rows)
+        self.build_s = time.perf_counter() - t
+        self.args = args
+        self.losses: list[float] = []
 
-
-def _ask(conn, proc, message: str, timeout: float = 3600.0):
-    conn.send(message)
-    if not conn.poll(timeout):
-        raise RuntimeError(f"worker {proc.pid} gave no answer to {message!r} in {timeout:.0f} s")
-    answer = conn.recv()
-    if isinstance(answer, dict) and "error" in answer:
-        raise RuntimeError(answer["error"])
-    return answer
+    def __call__(self, message: str):
+        impl, args = self.impl, self.args
+        if message == "warmup":
+            t = time.perf_counter()
+            seen: set[tuple[int, int]] = set()
+            for _ in range(impl.num_steps):  # one step on the first batch of every padded shape of the pass
+                batch = impl.next_batch()
+                if impl.shape(batch) not in seen:
+                    seen.add(impl.shape(batch))
+                    impl.train(batch)
+            impl.reset()
+            for _ in range(min(args.warmup, impl.num_steps)):
+                impl.step()
+            impl.reset()
+            warmup_s = time.perf_counter() - t
+            gflops = matmul_gflops(impl.framework, args.batch * 64, args.dims)
+            return {"build_s": self.build_s, "warmup_s": warmup_s, "shapes": len(seen), "matmul_gflops": gflops}
+        if message == "step":
+            t = time.perf_counter()
+            self.losses.append(impl.step())
+            elapsed = time.perf_counter() - t
+            impl.record()
+            return elapsed
+        if message == "info":
+            return {"shapes": impl.shapes, "tokens": impl.tokens, "losses": self.losses,
+                    "dense_on_real_tokens": bool(getattr(impl, "dense_on_real_tokens", False))}
+        raise ValueError(f"unknown message {message!r}")
 
 
 # ----------------------------------------------------------------------------------------------- main
@@ -497,41 +495,28 @@ def _ratio(a: float | None, b: float | None) -> float | None:
 
 
 def main(argv=None) -> dict:
-    import multiprocessing as mp
-
     args = parse_args(argv)
     header, rows = read_examples(args.train_file, args.task, args.examples)
     args.work_dir = tempfile.mkdtemp(prefix="finetune_throughput_")
     args.data_dir = os.path.join(args.work_dir, args.task.upper())
     write_subset(header, rows, args.data_dir)
-    ctx = mp.get_context("spawn")
-    workers = {}
     try:
-        for name in args.names:
-            parent, child = ctx.Pipe()
-            proc = ctx.Process(target=_worker, args=(name, args, rows, child), daemon=True)
-            proc.start()
-            workers[name] = (proc, parent)
-        setup = {name: _ask(conn, proc, "warmup") for name, (proc, conn) in workers.items()}  # one at a time
-        num_steps = args.examples // args.batch
-        times: dict[str, list[float]] = {name: [] for name in workers}
-        meter = ForeignLoad([os.getpid()] + [proc.pid for proc, _ in workers.values()])
-        foreign: list[float | None] = []
-        order = list(workers)
-        for step in range(num_steps):  # interleaved rounds, the order rotated each round
-            meter.start()
-            for name in order[step % len(order):] + order[: step % len(order)]:
-                proc, conn = workers[name]
-                times[name].append(_ask(conn, proc, "step"))
-            foreign.append(meter.stop())
-        info = {name: _ask(conn, proc, "info") for name, (proc, conn) in workers.items()}
-        for proc, conn in workers.values():
-            conn.send("stop")
-            proc.join(timeout=60)
+        with Workers() as workers:
+            for name in args.names:
+                workers.start(name, functools.partial(_Worker, name, args, rows))
+            setup = {name: workers.ask(name, "warmup") for name in args.names}  # one at a time
+            num_steps = args.examples // args.batch
+            times: dict[str, list[float]] = {name: [] for name in args.names}
+            meter = ForeignLoad([os.getpid()] + workers.pids())
+            foreign: list[float | None] = []
+            order = list(args.names)
+            for step in range(num_steps):  # interleaved rounds, the order rotated each round
+                meter.start()
+                for name in order[step % len(order):] + order[: step % len(order)]:
+                    times[name].append(workers.ask(name, "step"))
+                foreign.append(meter.stop())
+            info = {name: workers.ask(name, "info") for name in args.names}
     finally:
-        for proc, _ in workers.values():
-            if proc.is_alive():
-                proc.terminate()
         shutil.rmtree(args.work_dir, ignore_errors=True)
 
     from albert_tf.data.packing import padding_fraction
@@ -599,4 +584,4 @@ def main(argv=None) -> dict:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

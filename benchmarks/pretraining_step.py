@@ -53,7 +53,7 @@ os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from benchmarks.common import StepWorkers, machine_info, versions  # noqa: E402
+from benchmarks.common import StepWorkers, machine_info, run_main, versions  # noqa: E402
 
 # ALBERT-base v2 and the step's shape; --smoke replaces them by a tiny model.
 BASE = {"vocab": 30000, "embedding": 128, "hidden": 768, "layers": 12, "heads": 12, "intermediate": 3072,
@@ -336,4 +336,4 @@ def bf16_summary(results: dict) -> dict:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

@@ -45,7 +45,7 @@ os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from benchmarks.common import StepWorkers, machine_info, shared_data_dir, versions  # noqa: E402
+from benchmarks.common import StepWorkers, machine_info, run_main, shared_data_dir, versions  # noqa: E402
 from benchmarks.pretraining_data import RUN_OURS, measure  # noqa: E402
 from benchmarks.pretraining_step import BASE, albert_tf_step, step_gflop, transformers_step  # noqa: E402
 
@@ -268,4 +268,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

@@ -45,6 +45,7 @@ from __future__ import annotations
 import argparse
 import csv
 import datetime
+import functools
 import json
 import os
 import pathlib
@@ -53,7 +54,6 @@ import statistics
 import sys
 import tempfile
 import time
-import traceback
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
@@ -62,7 +62,15 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks.common import ForeignLoad, machine_info, shared_data_dir, versions  # noqa: E402
+from benchmarks.common import (  # noqa: E402
+    ForeignLoad,
+    WorkerError,
+    Workers,
+    machine_info,
+    run_main,
+    shared_data_dir,
+    versions,
+)
 
 SEQ = 128
 LABELS = ["0", "1"]
@@ -443,76 +451,30 @@ VARIANTS = tuple(k for k in SIDES if k not in HEADLINE)
 
 # ----------------------------------------------------------------------------------------------- processes
 
-def _redirect_output(log_file: str) -> None:
-    """Send this process's stdout and stderr (Python and C level) to ``log_file``: the driver's stdout is the JSON."""
-    fd = os.open(log_file, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-    os.dup2(fd, 1)
-    os.dup2(fd, 2)
-    sys.stdout = os.fdopen(1, "w", buffering=1)
-    sys.stderr = os.fdopen(2, "w", buffering=1)
+class _Build:
+    """The build worker's handler: writes every export on construction; ``info`` is what ``build_exports`` returns."""
+
+    def __init__(self, work_dir: str, spm_model_file: str, seed: int, variants: list[str]) -> None:
+        self.info = build_exports(work_dir, spm_model_file, seed, variants)
+
+    def __call__(self, message):
+        raise ValueError(f"the build worker answers nothing ({message!r})")
 
 
-def _build_process(work_dir: str, spm_model_file: str, seed: int, variants: list[str], conn, log_file: str) -> None:
-    _redirect_output(log_file)
-    try:
-        conn.send({"ok": build_exports(work_dir, spm_model_file, seed, variants)})
-    except BaseException as e:  # reported to the driver, which fails with it
-        traceback.print_exc()
-        conn.send({"error": f"{type(e).__name__}: {e}"})
+class _SideWorker:
+    """One side in its worker: each part name is answered with its wall time in seconds, "trace" with a dict."""
 
+    def __init__(self, name: str, spec: dict) -> None:
+        self.side = SIDES[name][0](spec, name)
+        self.info = self.side.info
 
-def _worker(name: str, spec: dict, conn, log_file: str) -> None:
-    """Own one side; answer each part name with its wall time in seconds, 'trace' with a dict, 'stop' ends."""
-    _redirect_output(log_file)
-    try:
-        side = SIDES[name][0](spec, name)
-    except BaseException as e:
-        traceback.print_exc()
-        conn.send({"error": f"{type(e).__name__}: {e}"})
-        return
-    conn.send({"info": side.info, "parts": sorted(side.parts), "trace": side.trace is not None})
-    while True:
-        message = conn.recv()
-        if message == "stop":
-            break
-        try:
-            if message == "trace":
-                conn.send(side.trace())
-                continue
-            fn = side.parts[message]
-            t = time.perf_counter()
-            fn()
-            conn.send(time.perf_counter() - t)
-        except BaseException as e:
-            traceback.print_exc()
-            conn.send({"error": f"{type(e).__name__}: {e}"})
-
-
-class WorkerError(RuntimeError):
-    pass
-
-
-def _tail(log_file: str, n: int = 15) -> str:
-    try:
-        with open(log_file, encoding="utf-8", errors="replace") as f:
-            return "".join(f.readlines()[-n:])
-    except OSError:
-        return ""
-
-
-def _ask(proc, conn, message, timeout: float, log_file: str):
-    """Send ``message`` and wait for the answer; a dead or silent worker or an error answer raises WorkerError."""
-    if message is not None:
-        conn.send(message)
-    deadline = time.monotonic() + timeout
-    while not conn.poll(1.0):
-        if not proc.is_alive() or time.monotonic() > deadline:
-            why = "died" if not proc.is_alive() else f"gave no answer in {timeout:.0f} s"
-            raise WorkerError(f"{why} on {message!r}; log tail:\n{_tail(log_file)}")
-    answer = conn.recv()
-    if isinstance(answer, dict) and "error" in answer:
-        raise WorkerError(f"{answer['error']} (on {message!r}); log tail:\n{_tail(log_file)}")
-    return answer
+    def __call__(self, message: str):
+        if message == "trace":
+            return self.side.trace()
+        fn = self.side.parts[message]
+        t = time.perf_counter()
+        fn()
+        return time.perf_counter() - t
 
 
 def run_rounds(workers: dict, plan: list[tuple[str, str]], wanted: int, max_rounds: int, max_foreign: float,
@@ -521,24 +483,23 @@ def run_rounds(workers: dict, plan: list[tuple[str, str]], wanted: int, max_roun
     on until ``wanted`` of them were quiet (foreign CPU share below ``max_foreign``) or ``max_rounds`` ran; the
     quiet rounds are kept, or every round where fewer were quiet. A variant worker that fails is dropped (its name
     and error go to ``failed``); a headline worker that fails raises."""
-    meter = ForeignLoad([os.getpid()] + [proc.pid for proc, _, _ in workers.values()])
+    meter = ForeignLoad([os.getpid()] + workers.pids())
     per_round: list[dict] = []
     foreign: list[float | None] = []
     while len(per_round) < max_rounds and sum(f is not None and f < max_foreign for f in foreign) < wanted:
         times = {}
         meter.start()
         for name, part in plan:
-            if name not in workers:
+            if name not in workers.names:
                 continue
-            proc, conn, log = workers[name]
             time.sleep(pause)
             try:
-                times[(name, part)] = _ask(proc, conn, part, 300, log)
+                times[(name, part)] = workers.ask(name, part, 300)
             except WorkerError as e:
                 if name in HEADLINE:
                     raise
-                failed[name] = str(e).splitlines()[0]
-                del workers[name]
+                failed[name] = str(e)
+                workers.drop(name)
         foreign.append(meter.stop())
         per_round.append(times)
     quiet = [f is not None and f < max_foreign for f in foreign]
@@ -611,20 +572,11 @@ def parse_args(argv=None) -> argparse.Namespace:
     return args
 
 
-def _start(ctx, target, args: tuple, log: str):
-    parent, child = ctx.Pipe()
-    proc = ctx.Process(target=target, args=(*args, child, log), daemon=True)
-    proc.start()
-    return proc, parent
-
-
 def _ms(seconds: float, digits: int = 1) -> float:
     return round(seconds * 1e3, digits)
 
 
 def main() -> None:
-    import multiprocessing as mp
-
     args = parse_args()
     shared = shared_data_dir()
     spm_model_file = args.spm_model_file or str(shared / "spm" / "30k-clean.model")
@@ -639,70 +591,58 @@ def main() -> None:
     date = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     work_dir = args.keep_dir or tempfile.mkdtemp(prefix="albert_serving_latency_")
     os.makedirs(work_dir, exist_ok=True)
-    ctx = mp.get_context("spawn")
-    workers: dict[str, tuple] = {}
+    keep = bool(args.keep_dir)
     try:
-        # 1. Build every export in a process of its own (the driver never imports TensorFlow).
-        log = os.path.join(work_dir, "build.log")
-        proc, conn = _start(ctx, _build_process, (work_dir, spm_model_file, args.seed, variants), log)
-        try:
-            built = _ask(proc, conn, None, 1800, log)["ok"]
-        except WorkerError as e:
-            sys.exit(f"serving_latency: building the exports failed: {e}")
-        proc.join(timeout=60)
-        spec = {"paths": built["paths"], "text_a": text_a, "text_b": text_b}
+        with Workers(log_dir=work_dir) as workers:
+            # 1. Build every export in a process of its own (the driver never imports TensorFlow).
+            workers.start("build", functools.partial(_Build, work_dir, spm_model_file, args.seed, variants))
+            built = workers.ready("build", 1800)
+            workers.drop("build")
+            spec = {"paths": built["paths"], "text_a": text_a, "text_b": text_b}
 
-        # 2. One worker per side; each loads, answers once (ids, probabilities) and warms up, one at a time.
-        failed: dict[str, str] = {}
-        infos: dict[str, dict] = {}
-        first: dict[str, float] = {}
-        for name in list(HEADLINE) + variants:
-            log = os.path.join(work_dir, f"{name}.log")
-            t = time.perf_counter()
-            proc, conn = _start(ctx, _worker, (name, spec), log)
-            try:
-                infos[name] = _ask(proc, conn, None, 900, log)["info"]
-                infos[name]["load_and_first_answer_s"] = round(time.perf_counter() - t, 2)
-                first[name] = _ask(proc, conn, "request", 900, log)
-                for _ in range(args.warmup):
-                    _ask(proc, conn, "request", 300, log)
-            except WorkerError as e:
-                if name in HEADLINE:
-                    sys.exit(f"serving_latency: the {name} worker failed: {e}")
-                failed[name] = str(e).splitlines()[0]
-                proc.kill()
-                continue
-            workers[name] = (proc, conn, log)
+            # 2. One worker per side; each loads, answers once (ids, probabilities) and warms up, one at a time.
+            failed: dict[str, str] = {}
+            infos: dict[str, dict] = {}
+            first: dict[str, float] = {}
+            for name in list(HEADLINE) + variants:
+                t = time.perf_counter()
+                workers.start(name, functools.partial(_SideWorker, name, spec))
+                try:
+                    infos[name] = workers.ready(name, 900)
+                    infos[name]["load_and_first_answer_s"] = round(time.perf_counter() - t, 2)
+                    first[name] = workers.ask(name, "request", 900)
+                    for _ in range(args.warmup):
+                        workers.ask(name, "request", 300)
+                except WorkerError as e:
+                    if name in HEADLINE:
+                        raise
+                    failed[name] = str(e)
+                    if name in workers.names:
+                        workers.drop(name)
 
-        # 3. Timed requests, interleaved round by round (quiet rounds kept); then the profile parts the same way.
-        time.sleep(1.0)
-        load_before = os.getloadavg()
-        max_rounds = int(args.runs * args.max_rounds_factor)
-        requests = run_rounds(workers, [(n, "request") for n in workers], args.runs, max_rounds, args.max_foreign,
-                              args.pause, failed)
-        load_after = os.getloadavg()
-        plan = [(n, part) for n in HEADLINE for part in ("tokenize", "model", "matmul_chain")]
-        profile_rounds = (run_rounds(workers, plan, args.profile_runs, int(args.profile_runs * args.max_rounds_factor),
-                                     args.max_foreign, args.pause, failed) if args.profile_runs else None)
-        traces = {}
-        if not args.no_trace:
-            for name in HEADLINE:
-                proc, conn, log = workers[name]
-                meter = ForeignLoad([proc.pid])
-                meter.start()
-                traces[name] = _ask(proc, conn, "trace", 900, log)
-                traces[name]["op_breakdown"]["foreign_cpu_share"] = meter.stop()
+            # 3. Timed requests, interleaved round by round (quiet rounds kept); then the profile parts the same way.
+            time.sleep(1.0)
+            load_before = os.getloadavg()
+            max_rounds = int(args.runs * args.max_rounds_factor)
+            requests = run_rounds(workers, [(n, "request") for n in workers.names], args.runs, max_rounds,
+                                  args.max_foreign, args.pause, failed)
+            load_after = os.getloadavg()
+            plan = [(n, part) for n in HEADLINE for part in ("tokenize", "model", "matmul_chain")]
+            profile_rounds = (run_rounds(workers, plan, args.profile_runs,
+                                         int(args.profile_runs * args.max_rounds_factor), args.max_foreign,
+                                         args.pause, failed) if args.profile_runs else None)
+            traces = {}
+            if not args.no_trace:
+                for name in HEADLINE:
+                    meter = ForeignLoad(workers.pids())
+                    meter.start()
+                    traces[name] = workers.ask(name, "trace", 900)
+                    traces[name]["op_breakdown"]["foreign_cpu_share"] = meter.stop()
+    except WorkerError:
+        keep = True  # the worker logs the error names stay
+        raise
     finally:
-        for _proc, conn, _log in workers.values():
-            try:
-                conn.send("stop")
-            except OSError:
-                pass
-        for proc, _conn, _log in workers.values():
-            proc.join(timeout=30)
-            if proc.is_alive():
-                proc.kill()
-        if not args.keep_dir:
+        if not keep:
             shutil.rmtree(work_dir, ignore_errors=True)
 
     measured = {"infos": infos, "first": first, "failed": failed, "requests": requests, "variants": variants,
@@ -859,4 +799,4 @@ def report(args: argparse.Namespace, run: dict) -> dict:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

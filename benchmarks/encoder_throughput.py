@@ -33,25 +33,28 @@ import tensorflow as tf  # noqa: E402
 
 from benchmarks.common import StepWorkers, machine_info, run_main, versions  # noqa: E402
 
-BATCH, SEQ = 8, 128
-V, E, H, L, N, I = 30000, 128, 768, 12, 12, 3072
+# ALBERT-base v2 (albert_tf/configs/albert_base_v2.json), batch 8 x 128; --smoke: a 2-layer H 32 model, 2 x 16.
+BASE = {"batch": 8, "seq": 128, "V": 30000, "E": 128, "H": 768, "L": 12, "N": 12, "I": 3072}
+SMOKE = {"batch": 2, "seq": 16, "V": 1000, "E": 16, "H": 32, "L": 2, "N": 2, "I": 64}
 
 
-def step_gflop() -> float:
+def step_gflop(d: dict) -> float:
     """Analytic FLOPs of one train step (forward x3 for forward+backward)."""
+    E, H, L, I, B, S = d["E"], d["H"], d["L"], d["I"], d["batch"], d["seq"]  # noqa: E741
     matmul_params_per_token = E * H + L * (4 * H * H + 2 * H * I)
-    dense = 6 * matmul_params_per_token * BATCH * SEQ
-    attention = 3 * L * 4 * SEQ * SEQ * H * BATCH  # QK^T and AV, forward + backward
-    pooler = 6 * H * H * BATCH
+    dense = 6 * matmul_params_per_token * B * S
+    attention = 3 * L * 4 * S * S * H * B  # QK^T and AV, forward + backward
+    pooler = 6 * H * H * B
     return (dense + attention + pooler) / 1e9
 
 
-def batch_arrays(seed: int = 0):
+def batch_arrays(d: dict, seed: int = 0):
     rng = np.random.default_rng(seed)
-    ids = rng.integers(5, V, (BATCH, SEQ)).astype("int32")
-    mask = np.ones((BATCH, SEQ), "int32")
-    seg = np.zeros((BATCH, SEQ), "int32")
-    seg[:, SEQ // 2 :] = 1
+    B, S = d["batch"], d["seq"]
+    ids = rng.integers(5, d["V"], (B, S)).astype("int32")
+    mask = np.ones((B, S), "int32")
+    seg = np.zeros((B, S), "int32")
+    seg[:, S // 2 :] = 1
     return ids, mask, seg
 
 
@@ -87,53 +90,56 @@ def keras_train_step(model, inputs: dict, jit_compile: bool):
     return lambda: float(step())
 
 
-def albert_tf_step(jit_compile: bool):
+def albert_tf_step(d: dict, jit_compile: bool):
     import keras
 
     from albert_tf.config import AlbertConfig
     from albert_tf.modeling import AlbertEncoder
 
     keras.utils.set_random_seed(0)
-    model = AlbertEncoder(AlbertConfig.from_preset("albert_base_v2"))
-    ids, mask, seg = (tf.constant(x) for x in batch_arrays())
+    config = AlbertConfig.from_preset("albert_base_v2").replace(
+        vocab_size=d["V"], embedding_size=d["E"], hidden_size=d["H"], num_hidden_layers=d["L"],
+        num_attention_heads=d["N"], intermediate_size=d["I"])
+    model = AlbertEncoder(config)
+    ids, mask, seg = (tf.constant(x) for x in batch_arrays(d))
     return keras_train_step(model, {"input_ids": ids, "input_mask": mask, "segment_ids": seg}, jit_compile)
 
 
-def keras_hub_step(jit_compile: bool):
+def keras_hub_step(d: dict, jit_compile: bool):
     import keras
     import keras_hub
 
     keras.utils.set_random_seed(0)
     model = keras_hub.models.AlbertBackbone(
-        vocabulary_size=V,
-        num_layers=L,
-        num_heads=N,
+        vocabulary_size=d["V"],
+        num_layers=d["L"],
+        num_heads=d["N"],
         num_groups=1,
         num_inner_repetitions=1,
-        embedding_dim=E,
-        hidden_dim=H,
-        intermediate_dim=I,
+        embedding_dim=d["E"],
+        hidden_dim=d["H"],
+        intermediate_dim=d["I"],
         dropout=0.0,
         max_sequence_length=512,
         num_segments=2,
     )
-    ids, mask, seg = (tf.constant(x) for x in batch_arrays())
+    ids, mask, seg = (tf.constant(x) for x in batch_arrays(d))
     return keras_train_step(model, {"token_ids": ids, "padding_mask": mask, "segment_ids": seg}, jit_compile)
 
 
-def transformers_step():
+def transformers_step(d: dict):
     import torch
     import transformers
 
     torch.set_num_threads(2)
     torch.manual_seed(0)
     cfg = transformers.AlbertConfig(
-        vocab_size=V,
-        embedding_size=E,
-        hidden_size=H,
-        num_hidden_layers=L,
-        num_attention_heads=N,
-        intermediate_size=I,
+        vocab_size=d["V"],
+        embedding_size=d["E"],
+        hidden_size=d["H"],
+        num_hidden_layers=d["L"],
+        num_attention_heads=d["N"],
+        intermediate_size=d["I"],
         hidden_act="gelu_new",
         hidden_dropout_prob=0.0,
         attention_probs_dropout_prob=0.0,
@@ -141,7 +147,7 @@ def transformers_step():
     )
     model = transformers.AlbertModel(cfg).train()
     opt = torch.optim.AdamW(model.parameters(), lr=1e-5)
-    ids, mask, seg = (torch.tensor(x, dtype=torch.long) for x in batch_arrays())
+    ids, mask, seg = (torch.tensor(x, dtype=torch.long) for x in batch_arrays(d))
 
     def step():
         opt.zero_grad(set_to_none=True)
@@ -154,13 +160,15 @@ def transformers_step():
     return step
 
 
-FACTORIES = {
-    "albert_tf": partial(albert_tf_step, False),
-    "albert_tf_xla": partial(albert_tf_step, True),
-    "keras_hub": partial(keras_hub_step, False),
-    "keras_hub_xla": partial(keras_hub_step, True),
-    "transformers_torch": transformers_step,
-}
+def factories(d: dict) -> dict:
+    """Each implementation's ``build() -> step`` at the dimensions ``d``."""
+    return {
+        "albert_tf": partial(albert_tf_step, d, False),
+        "albert_tf_xla": partial(albert_tf_step, d, True),
+        "keras_hub": partial(keras_hub_step, d, False),
+        "keras_hub_xla": partial(keras_hub_step, d, True),
+        "transformers_torch": partial(transformers_step, d),
+    }
 
 
 def main() -> None:
@@ -168,14 +176,18 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=5, help="timed steps per implementation (median reported)")
     parser.add_argument("--warmup", type=int, default=2, help="untimed steps after the first (trace) step")
     parser.add_argument("--only", default="", help="comma list: albert_tf,albert_tf_xla,keras_hub,keras_hub_xla,torch")
+    parser.add_argument("--smoke", action="store_true", help="a 2-layer H 32 model, batch 2 x 16: checks the script "
+                        "end to end")
     args = parser.parse_args()
 
-    names = list(FACTORIES)
+    d = SMOKE if args.smoke else BASE
+    builders = factories(d)
+    names = list(builders)
     if args.only:
         wanted = set(args.only.split(","))
         names = [k for k in names if k in wanted or k.replace("transformers_", "") in wanted]
 
-    with StepWorkers({name: FACTORIES[name] for name in names}) as workers:
+    with StepWorkers({name: builders[name] for name in names}) as workers:
         first = workers.first_steps(args.warmup)
         time.sleep(1.0)
         ceiling_before = matmul_ceiling()
@@ -184,13 +196,13 @@ def main() -> None:
         ceiling_after = matmul_ceiling()
         foreign = workers.foreign
     ceiling = statistics.median([ceiling_before, ceiling_after])
-    gflop = step_gflop()
+    gflop = step_gflop(d)
     results = {}
     for name, ts in times.items():
         med = statistics.median(ts)
         results[name] = {
             "median_step_s": round(med, 4),
-            "examples_per_s": round(BATCH / med, 3),
+            "examples_per_s": round(d["batch"] / med, 3),
             "achieved_gflops": round(gflop / med, 1),
             "ratio_to_matmul_ceiling": round(gflop / med / ceiling, 3),
             "first_step_s": round(first[name], 2),
@@ -199,9 +211,9 @@ def main() -> None:
     peers = [results[k]["examples_per_s"] for k in results if not k.startswith("albert_tf")]
     ours = [results[k]["examples_per_s"] for k in results if k.startswith("albert_tf")]
     summary = {
-        "benchmark": "albert_base_train_step",
-        "batch": BATCH,
-        "seq_len": SEQ,
+        "benchmark": "smoke_train_step" if args.smoke else "albert_base_train_step",
+        "batch": d["batch"],
+        "seq_len": d["seq"],
         "dtype": "float32",
         "train_gflop_per_step": round(gflop, 1),
         "matmul_ceiling_gflops": round(ceiling, 1),

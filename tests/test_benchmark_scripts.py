@@ -539,3 +539,92 @@ def test_serving_latency_default_runs_every_variant():
     for name in VARIANTS:
         assert report["variants"][name]["median_ms"] > 0, name
     assert {"albert_tf", "transformers"} <= set(report["profile"])
+
+
+# ------------------------------------------------------------------ every other script's default path, smallest shapes
+
+
+@pytest.mark.slow
+def test_encoder_throughput_smoke_every_implementation():
+    report = _run("benchmarks/encoder_throughput.py", "--smoke", "--steps", "2", "--warmup", "0")
+    _machine_ok(report)
+    assert report["benchmark"] == "smoke_train_step" and (report["batch"], report["seq_len"]) == (2, 16)
+    assert set(report["results"]) == {"albert_tf", "albert_tf_xla", "keras_hub", "keras_hub_xla", "transformers_torch"}
+    for r in report["results"].values():
+        assert len(r["step_times_s"]) == 2
+        assert math.isclose(r["examples_per_s"], 2 / r["median_step_s"], rel_tol=0.01)
+    best_ours = max(r["examples_per_s"] for k, r in report["results"].items() if k.startswith("albert_tf"))
+    best_peer = max(r["examples_per_s"] for k, r in report["results"].items() if not k.startswith("albert_tf"))
+    assert math.isclose(report["best_albert_tf_over_best_peer"], best_ours / best_peer, rel_tol=0.01)
+
+
+def test_profile_encoder_smoke():
+    report = _run("benchmarks/profile_encoder.py", "--config", "albert_tiny", "--batch", "2", "--seq", "16",
+                  "--runs", "1")
+    assert (report["config"], report["batch"], report["seq"]) == ("albert_tiny", 2, 16)
+    assert report["by_op_type_s"] and 0 < report["matmul_share_of_op_time"] <= 1
+    assert report["sum_of_op_times_s"] >= max(report["by_op_type_s"].values())
+
+
+def test_tokenizer_parity_smoke(shared_data):
+    report = _run("benchmarks/tokenizer_parity.py", f"--input_file={shared_data / 'text' / 'nltk_genesis'}",
+                  f"--spm_model_file={shared_data / 'spm' / '30k-clean.model'}", "--max_lines=200",
+                  "--batch_size=64", "--max_seq_length=64")
+    _machine_ok(report)
+    assert report["lines"] == 200 and report["pairs"] == 199
+    assert report["single_agree"] + sum(report["single_diff_causes"].values()) == 200
+    assert report["single_agreement_pct"] == 100.0 and report["pair_agreement_pct"] == 100.0, report["differences"]
+
+
+def test_tokenizer_throughput_smoke(shared_data):
+    report = _run("benchmarks/tokenizer_throughput.py", f"--input_file={shared_data / 'text' / 'nltk_genesis'}",
+                  f"--spm_model_file={shared_data / 'spm' / '30k-clean.model'}", "--max_lines=100",
+                  "--batch_sizes=32", "--repeats=1")
+    _machine_ok(report)
+    assert report["lines"] == 100 and report["path"] == "spm"
+    assert {"graph_tokenize_b32", "graph_pack_b32"} <= set(report["results"])
+
+
+@pytest.mark.slow
+def test_pretraining_learning_smoke(shared_data, tmp_path):
+    report = _run("benchmarks/pretraining_learning.py", f"--shared_data={shared_data}", f"--workdir={tmp_path}",
+                  "--max_train_mb=0.2", "--num_train_steps=4", "--train_batch_size=4", "--eval_every=2",
+                  "--max_eval_steps=1", "--dupe_factor=1")
+    assert report["steps_done"] == 4 and [p["step"] for p in report["curve"]][-1] == 4
+    assert 0 <= report["final"]["masked_lm_accuracy"] <= 1
+    assert report["chance"]["sentence_order_accuracy_balanced"] == 0.5
+
+
+@pytest.mark.slow
+def test_pretraining_data_smoke(shared_data, tmp_path):
+    text = tmp_path / "text" / "genesis"
+    text.mkdir(parents=True)
+    for i, path in enumerate(sorted((shared_data / "text" / "nltk_genesis").iterdir())[:2]):
+        (text / f"{i}.txt").write_bytes(path.read_bytes())
+    report = _run("benchmarks/pretraining_data.py", f"--text_dir={tmp_path / 'text'}",
+                  f"--spm_model_file={shared_data / 'spm' / '30k-clean.model'}", "--official_mb=0.05", "--repeats=1",
+                  "--skip_4x", "--skip_beam", "--shuffle_buffer_size=100")
+    assert report["setup"]["subset_bytes"] > 0
+    assert report["ours_1x_w1"]["instances_per_s"] > 0 and report["ours_1x_w2"]["instances_per_s"] > 0
+
+
+@pytest.mark.slow
+def test_tflite_quantization_smoke_on_a_trained_run(shared_data, tmp_path):
+    config = tmp_path / "albert_tiny_30k.json"
+    from albert_tf.config import AlbertConfig
+
+    AlbertConfig.from_preset("albert_tiny").replace(vocab_size=30000).to_json_file(str(config))
+    run = tmp_path / "mrpc"
+    proc = subprocess.run(
+        [sys.executable, "run_classifier.py", f"--data_dir={shared_data / 'glue'}", "--task_name=MRPC",
+         f"--output_dir={run}", f"--albert_config_file={config}",
+         f"--spm_model_file={shared_data / 'spm' / '30k-clean.model'}", "--max_seq_length=128", "--do_train",
+         "--train_step=2", "--save_checkpoints_steps=2", "--train_batch_size=8"],
+        capture_output=True, text=True, cwd=ROOT, timeout=600, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    report = _run("benchmarks/tflite_quantization.py", f"--mrpc_run={run}", f"--shared_data={shared_data}",
+                  "--runs=1", "--warmup=0", f"--workdir={tmp_path / 'work'}")
+    variants = report["mrpc"]["variants"]
+    assert set(variants) == {"savedmodel", "tflite_none", "tflite_dynamic", "tflite_float16"}
+    assert variants["tflite_dynamic"]["size_ratio_to_float32"] < 0.5
+    assert abs(variants["tflite_none"]["metric_difference_to_savedmodel"]["accuracy"]) < 0.01

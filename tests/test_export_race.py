@@ -120,10 +120,10 @@ def test_tf1_session_loader_text_ids_and_bad_inputs(exported, tmp_path):
     bad_ids = {**ids, "input_mask": [m[:3] for m in ids["input_mask"]]}
     requests = [
         {"name": "text", "signature": "serving_default", "feeds": raw},
-        {"name": "ids", "signature": "serve_ids", "feeds": ids},
+        {"name": "ids", "signature": "serve_token_ids", "feeds": ids},
         {"name": "three_options", "signature": "serving_default", "feeds": three},
         {"name": "batch_mismatch", "signature": "serving_default", "feeds": short},
-        {"name": "bad_ids", "signature": "serve_ids", "feeds": bad_ids},
+        {"name": "bad_ids", "signature": "serve_token_ids", "feeds": bad_ids},
         {"name": "flat_options", "signature": "serving_default", "feeds": {**raw, "options": raw["question"]}},
         {"name": "bytes", "signature": "serving_default", "feeds": {
             "article": [as_json_text(BAD_BYTES[0])], "question": [as_json_text(BAD_BYTES[1])],
@@ -174,5 +174,5 @@ def test_export_savedmodel_cli_task_race(spm_model, tmp_path):
     x = {k: np.zeros((1, 4, 32), np.int32) for k in KEYS}
     x["input_ids"][:, :, :2] = [2, 3]
     x["input_mask"][:, :, :2] = 1
-    out = run_tf1_session(export, x, "serve_ids")  # the checkpoint's weights
+    out = run_tf1_session(export, x, "serve_token_ids")  # the checkpoint's weights
     np.testing.assert_allclose(out["probabilities"], _softmax(model(x, training=False).numpy()), atol=1e-6)

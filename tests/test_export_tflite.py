@@ -213,8 +213,8 @@ def test_squad_token_ids_tflite_equals_savedmodel(tokenizer, preprocessor, input
 
 @pytest.mark.slow  # a third export (RACE's raw-text featurizer is traced too)
 def test_race_token_ids_tflite_equals_savedmodel(tokenizer, preprocessor, inputs, tmp_path):
-    """RACE ``serve_ids``: [B, 4, L] ids -> probabilities, answer letter and logits."""
-    from albert_tf.tasks.race.export import IDS_SIGNATURE
+    """RACE ``serve_token_ids``: [B, 4, L] ids -> probabilities, answer letter and logits."""
+    from albert_tf.export.savedmodel import IDS_SIGNATURE
 
     _convert_and_compare(race_export(tokenizer, preprocessor, tmp_path), IDS_SIGNATURE, _batches(inputs["race"]))
 

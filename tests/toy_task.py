@@ -114,6 +114,5 @@ TASK = register_task(TaskExport(
     description="a toy token tagger declared outside the package (tests/toy_task.py).",
     define_flags=_define_flags,
     export=_export,
-    ids_signature=IDS_SIGNATURE,
     required=("albert_config_file", "spm_model_file"),
 ))

@@ -146,7 +146,7 @@ def _check_run_tokenizer() -> None:
     logging.info(check_run_tokenizer(FLAGS.checkpoint, tokenizer, f"--spm_model_file {FLAGS.spm_model_file}"))
 
 
-def _exported(path: str, ids_signature: str) -> int:
+def _exported(path: str) -> int:
     """Print the export, and with --tflite / --onnx convert its token-id signature next to it.
 
     The converters are long calls in C++ that a signal cannot cut short in this process, so each runs in a child
@@ -158,6 +158,7 @@ def _exported(path: str, ids_signature: str) -> int:
 
     from albert_tf import files as _fs
     from albert_tf import interrupts
+    from albert_tf.export.savedmodel import IDS_SIGNATURE
 
     if not (FLAGS.tflite or FLAGS.onnx):
         print(f"exported {path}", flush=True)
@@ -166,18 +167,18 @@ def _exported(path: str, ids_signature: str) -> int:
     if FLAGS.tflite:
         from albert_tf.export import tflite
 
-        conversions.append(("TFLite", functools.partial(tflite.convert_signature, path, signature_key=ids_signature,
+        conversions.append(("TFLite", functools.partial(tflite.convert_signature, path, signature_key=IDS_SIGNATURE,
                                                         quantize=FLAGS.quantize)))
     if FLAGS.onnx:
         from albert_tf.export import onnx
 
-        conversions.append(("ONNX", functools.partial(onnx.convert_signature, path, signature_key=ids_signature)))
+        conversions.append(("ONNX", functools.partial(onnx.convert_signature, path, signature_key=IDS_SIGNATURE)))
     written = []
     try:
         for name, convert in conversions:
             interrupts.note(f"while converting {path} to {name}")
             interrupts.advise(f"{path} was removed, nothing was published; run the same command again")
-            print(f"converting the {ids_signature} signature of {path} to {name}", flush=True)
+            print(f"converting the {IDS_SIGNATURE} signature of {path} to {name}", flush=True)
             written.append(interrupts.in_child(convert))
     except KeyboardInterrupt:  # Ctrl-C / SIGTERM (interrupts.Interrupted); a converter's error keeps the export
         with interrupts.deferred():
@@ -247,7 +248,7 @@ def _main(argv: list[str]) -> int:
             raise RunError(f"--{name} is required")
     _check_export_dir(FLAGS.export_dir, FLAGS.checkpoint)
     _check_run_tokenizer()
-    return _exported(task.export(FLAGS), task.ids_signature)
+    return _exported(task.export(FLAGS))
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -37,8 +37,8 @@ def define_flags(fv: flags.FlagValues = FLAGS) -> None:
     flags.DEFINE_bool("high_only", False, "Only the high-school questions.", flag_values=fv)
     flags.DEFINE_bool("do_predict", False, "Predict the test split into predictions.tsv.", flag_values=fv)
     flags.DEFINE_string("export_dir", None,
-                        "Write a SavedModel (raw article/question/options serving_default + token-id serve_ids) of "
-                        "the best weights to <dir>/<step>.", flag_values=fv)
+                        "Write a SavedModel (raw article/question/options serving_default + token-id "
+                        "serve_token_ids) of the best weights to <dir>/<step>.", flag_values=fv)
     flags.DEFINE_string("train_file", None, "Official flag (a TFRecord cache path): its directory holds the training "
                         "feature cache (keyed file names).", flag_values=fv)
     flags.DEFINE_string("eval_file", None, "Official flag: its directory holds the dev feature cache.", flag_values=fv)

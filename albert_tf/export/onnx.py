@@ -1,7 +1,7 @@
 """ONNX conversion of an exported SavedModel's token-id signature (``tf2onnx``), and a runner for the file.
 
-What: :func:`convert_signature` turns ONE token-id signature of a SavedModel written by this package (the
-classifier's and the SQuAD model's ``serve_token_ids``, RACE's ``serve_ids``) into an ``.onnx`` file for ONNX
+What: :func:`convert_signature` turns ONE token-id signature of a SavedModel written by this package (every
+task's ``serve_token_ids``) into an ``.onnx`` file for ONNX
 Runtime, TensorRT, OpenVINO and the like; :func:`run_onnx` runs it with ONNX Runtime (what the tests compare with
 the SavedModel).
 
@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from albert_tf import files
-from albert_tf.export.savedmodel import IDS_SIGNATURE
+from albert_tf.export.savedmodel import IDS_SIGNATURE, signature_named
 from albert_tf.export.tflite import _import_tensorflow, captures_only_variables, export_seq_length, pinned_input_specs
 
 DEFAULT_FILENAME = "model.onnx"
@@ -59,7 +59,8 @@ def convert_signature(
       saved_model_dir: an export of this package.
       output_path: where to write; default ``<saved_model_dir>/model.onnx`` (written under a temporary name and
         renamed when complete).
-      signature_key: a token-id signature (default ``serve_token_ids``; RACE: ``serve_ids``).
+      signature_key: a token-id signature (default ``serve_token_ids``, every task's; a RACE export written before
+        that name was shared has ``serve_ids``, found under the default too).
       seq_length: the sequence length the file takes (default the export's ``max_seq_length``); any batch.
       opset: the ONNX opset.
 
@@ -69,8 +70,7 @@ def convert_signature(
     tf2onnx = _tf2onnx()
     tf = _import_tensorflow()
     loaded = tf.saved_model.load(saved_model_dir)
-    if signature_key not in loaded.signatures:
-        raise ValueError(f"{saved_model_dir} has no signature {signature_key!r}; it has {sorted(loaded.signatures)}")
+    signature_key = signature_named(loaded.signatures, signature_key, saved_model_dir)
     fn = loaded.signatures[signature_key]
     if not captures_only_variables(fn):
         raise ValueError(f"signature {signature_key!r} of {saved_model_dir} holds more than its variables (a raw-text "

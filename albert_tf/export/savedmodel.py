@@ -22,6 +22,8 @@ from albert_tf import files as _fs
 
 TEXT_SIGNATURE = "serving_default"
 IDS_SIGNATURE = "serve_token_ids"
+#: The RACE export's token-id signature before every task's was named ``serve_token_ids``.
+LEGACY_IDS_SIGNATURE = "serve_ids"
 EXAMPLES_SIGNATURE = "serve_tf_examples"
 EXPORT_INFO = os.path.join("assets.extra", "albert_export.json")
 
@@ -59,6 +61,16 @@ def checked_token_ids(features: Mapping[str, Any], names: Sequence[str], config:
                                                message=f"{name} must lie in [0, {high}) ({what})"))
     with tf.control_dependencies(checks):
         return {k: tf.identity(features[k]) for k in names}
+
+
+def signature_named(signatures: Mapping[str, Any], key: str, export_dir: str) -> str:
+    """``key`` where ``signatures`` (a loaded SavedModel's) has it; for :data:`IDS_SIGNATURE`, also a RACE export
+    written before the name was shared (``serve_ids``). Otherwise a ``ValueError`` naming what it has."""
+    if key in signatures:
+        return key
+    if key == IDS_SIGNATURE and LEGACY_IDS_SIGNATURE in signatures:
+        return LEGACY_IDS_SIGNATURE
+    raise ValueError(f"{export_dir} has no signature {key!r}; it has {sorted(signatures)}")
 
 
 def refuse_non_empty(export_dir: str) -> None:

@@ -1,7 +1,7 @@
 """TFLite conversion of an exported SavedModel's token-id signature, and a runner for the ``.tflite`` file.
 
-What: :func:`convert_signature` turns ONE signature of a SavedModel written by this package (the classifier's
-``serve_token_ids``, the SQuAD model's ``serve_token_ids``, the RACE model's ``serve_ids``) into a ``.tflite`` flat
+What: :func:`convert_signature` turns ONE signature of a SavedModel written by this package (every task's
+``serve_token_ids``) into a ``.tflite`` flat
 buffer that uses only TFLite builtin ops, so it runs on a stock TFLite / LiteRT runtime (Android, iOS, desktop)
 without linking the Flex delegate. :func:`run_tflite` runs a signature of such a file with the TFLite interpreter
 (what the tests compare with the SavedModel).
@@ -52,7 +52,7 @@ import numpy as np
 
 from albert_tf import files
 from albert_tf import files as _fs
-from albert_tf.export.savedmodel import EXPORT_INFO, IDS_SIGNATURE
+from albert_tf.export.savedmodel import EXPORT_INFO, IDS_SIGNATURE, signature_named
 
 DEFAULT_FILENAME = "model.tflite"
 #: ``quantize`` choices: float32 weights, int8 weights with dynamic-range activations (TFLite's hybrid kernels;
@@ -156,7 +156,8 @@ def convert_signature(
       saved_model_dir: an export of this package (or any SavedModel).
       output_path: where to write; default ``<saved_model_dir>/model.tflite``. Written to
         ``<output_path>.tmp-<pid>`` and renamed when complete (an existing file is replaced).
-      signature_key: the signature to convert (default ``serve_token_ids``; RACE: ``serve_ids``).
+      signature_key: the signature to convert (default ``serve_token_ids``, every task's; a RACE export written
+        before that name was shared has ``serve_ids``, found under the default too).
       seq_length: the sequence length the ``.tflite`` answers at (the last axis of every integer ``[..., seq]``
         input); default the export's ``max_seq_length``. The batch stays dynamic. See the module docstring.
       select_tf_ops: also allow TF ops through the Flex delegate (``SELECT_TF_OPS``); off by default so the file
@@ -173,8 +174,7 @@ def convert_signature(
     tf = _import_tensorflow()
 
     loaded = tf.saved_model.load(saved_model_dir)
-    if signature_key not in loaded.signatures:
-        raise ValueError(f"{saved_model_dir} has no signature {signature_key!r}; it has {sorted(loaded.signatures)}")
+    signature_key = signature_named(loaded.signatures, signature_key, saved_model_dir)
     fn = loaded.signatures[signature_key]
     ops = [tf.lite.OpsSet.TFLITE_BUILTINS] + ([tf.lite.OpsSet.SELECT_TF_OPS] if select_tf_ops else [])
 

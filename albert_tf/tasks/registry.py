@@ -36,7 +36,6 @@ class TaskExport:
       ``--max_seq_length``, ``--sharing``, ``--checkpoint``, ``--export_dir``, ``--tflite``.
     * ``required``: the flags that must be given besides ``--checkpoint`` and ``--export_dir``.
     * ``export(fv)``: write the SavedModel of ``fv.checkpoint`` under ``fv.export_dir``; returns its path.
-    * ``ids_signature``: the token-id signature that ``--tflite`` converts.
     * ``errors``: the exceptions that are the user's input errors (one line, exit 2).
     * ``default``: the ``--task`` of a command line that gives none (the official export's, the GLUE classifier).
     """
@@ -45,7 +44,6 @@ class TaskExport:
     description: str
     define_flags: Callable[[Any], None]
     export: Callable[[Any], str]
-    ids_signature: str
     required: tuple[str, ...] = ("albert_config_file", "spm_model_file")
     errors: tuple[type[BaseException], ...] = ()
     default: bool = False

@@ -19,7 +19,6 @@ from typing import Any
 from albert_tf.checkpoints.heads import declare_head_module
 from albert_tf.data.batching import DEFAULT_BUCKET_LENGTHS
 from albert_tf.data.glue import GlueDataError
-from albert_tf.export.savedmodel import IDS_SIGNATURE
 from albert_tf.lazy import lazy_names
 from albert_tf.tasks.glue.options import GlueOptions, make_config
 from albert_tf.tasks.registry import TaskExport, register_task
@@ -92,7 +91,6 @@ serialized_example receiver). Each request is cut in the graph to its longest re
       --export_dir=serving/mrpc""",
     define_flags=_define_export_flags,
     export=_export,
-    ids_signature=IDS_SIGNATURE,
     required=("task_name", "albert_config_file", "spm_model_file"),
     errors=(GlueDataError,),
     default=True,

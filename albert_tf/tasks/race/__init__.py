@@ -18,7 +18,6 @@ from typing import Any
 from albert_tf.checkpoints.heads import declare_head_module
 from albert_tf.data.race import RaceDataError
 from albert_tf.lazy import lazy_names
-from albert_tf.tasks.race.export import IDS_SIGNATURE
 from albert_tf.tasks.race.options import RaceOptions, make_config
 from albert_tf.tasks.registry import TaskExport, register_task
 
@@ -59,12 +58,11 @@ TASK = register_task(TaskExport(
     description="""a fine-tuned RACE model (run_race's best/ckpt-best or ckpt-N). Signatures: serving_default (raw
 strings article [B], question [B], options [B, 4] -> probabilities [B, 4], answer (the letter A-D), logits; the
 features of the training pipeline, --max_seq_length per choice, --max_qa_length question+option tokens kept) and
-serve_ids (input_ids/input_mask/segment_ids [B, 4, L]).
+serve_token_ids (input_ids/input_mask/segment_ids [B, 4, L]).
 
   export_savedmodel --task=race --albert_config_file=albert_base_v2 --spm_model_file=30k-clean.model \\
       --max_seq_length=512 --max_qa_length=128 --checkpoint=out/race/best/ckpt-best --export_dir=serving/race""",
     define_flags=_define_export_flags,
     export=_export,
-    ids_signature=IDS_SIGNATURE,
     errors=(RaceDataError,),
 ))

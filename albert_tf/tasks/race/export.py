@@ -5,7 +5,7 @@ Signatures (batch-major; TF Serving's ``predict`` API):
 * ``serving_default``: raw UTF-8 strings ``article`` [B], ``question`` [B] and ``options`` [B, 4]. Outputs:
   ``probabilities`` [B, 4] float32 (softmax over the four options), ``answer`` [B] string (the letter "A".."D"
   of the argmax) and ``logits`` [B, 4].
-* ``serve_ids``: ``input_ids``, ``input_mask``, ``segment_ids`` int32 [B, 4, L] (the features of
+* ``serve_token_ids``: ``input_ids``, ``input_mask``, ``segment_ids`` int32 [B, 4, L] (the features of
   ``albert_tf.data.race.convert_example``, un-flattened), same outputs.
 
 The raw-text path builds in the graph exactly the features of the Python pipeline
@@ -31,6 +31,7 @@ from typing import Any
 
 from albert_tf.evaluation.race_metrics import LETTERS
 from albert_tf.export.savedmodel import (
+    IDS_SIGNATURE,
     TEXT_SIGNATURE,
     checked_token_ids,
     make_preprocessor,
@@ -38,7 +39,6 @@ from albert_tf.export.savedmodel import (
     write_savedmodel_atomic,
 )
 
-IDS_SIGNATURE = "serve_ids"
 NUM_CHOICES = 4
 MODEL_INPUTS = ("input_ids", "input_mask", "segment_ids")
 
@@ -152,7 +152,8 @@ def export_multiple_choice(
     metadata: Mapping[str, Any] | None = None,
 ) -> str:
     """Write ``model`` (an ``AlbertMultipleChoice`` with 4 choices) as a SavedModel with the raw-text
-    ``serving_default`` and the token-id ``serve_ids`` signatures (see the module docstring); returns ``export_dir``.
+    ``serving_default`` and the token-id ``serve_token_ids`` signatures (see the module docstring); returns
+    ``export_dir``.
 
     ``preprocessor`` (an ``AlbertPreprocessor`` whose ``max_seq_length`` is the length of one choice) is built from
     ``spm_model_file`` / ``max_seq_length`` / ``do_lower_case`` when not given.

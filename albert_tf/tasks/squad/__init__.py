@@ -21,7 +21,6 @@ from typing import Any
 
 from albert_tf.checkpoints.heads import declare_head_module
 from albert_tf.data.squad import SquadDataError
-from albert_tf.export.savedmodel import IDS_SIGNATURE
 from albert_tf.lazy import lazy_names
 from albert_tf.tasks.registry import TaskExport, register_task
 from albert_tf.tasks.squad.options import SquadOptions, make_config
@@ -89,6 +88,5 @@ offsets into the context, score; v2 also null_score and has_answer at --null_sco
       --export_dir=serving/squad2""",
     define_flags=_define_export_flags,
     export=_export,
-    ids_signature=IDS_SIGNATURE,
     errors=(SquadDataError,),
 ))

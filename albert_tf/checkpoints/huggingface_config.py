@@ -20,9 +20,8 @@ pieces (141 of the official 30k-clean model's) never win: their score becomes
 what the official rule outputs. The ids are unchanged (the pieces stay in place), and ``<unk>`` scoring
 is unaffected: an unknown character has only the ``<unk>`` node, in every segmentation alike. It is not
 the rule itself (the rule re-encodes the digits alone, the search re-segments the whole word), but on
-real text it gives the official pieces wherever the two are measured to differ: 148 of 148 golden cases
-(5 without it), every MRPC training sentence but three ties between equal-score segmentations (``666``
-as ``66 6`` or ``6 66``, which SentencePiece and ``tokenizers`` break differently with or without it).
+real text it gives the official pieces (measured in docs/checkpoints-and-presets.md), apart from ties between
+segmentations of equal score, which SentencePiece and ``tokenizers`` break differently with or without it.
 """
 
 from __future__ import annotations

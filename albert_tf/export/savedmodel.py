@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from albert_tf import files as _fs
+from albert_tf.tokenization.packing import INPUT_NAMES
 
 TEXT_SIGNATURE = "serving_default"
 IDS_SIGNATURE = "serve_token_ids"
@@ -132,7 +133,7 @@ def preprocess(preprocessor: Any, text_a: Any, text_b: Any | None) -> dict[str, 
     """Raw strings -> int32 ``input_ids``/``input_mask``/``segment_ids`` through the preprocessor layer."""
     inputs = {"text_a": text_a} if text_b is None else {"text_a": text_a, "text_b": text_b}
     out = preprocessor(inputs)
-    return {k: out[k] for k in ("input_ids", "input_mask", "segment_ids")}
+    return {k: out[k] for k in INPUT_NAMES}
 
 
 def run_tf1_session(

@@ -42,8 +42,7 @@ from albert_tf.modeling.embeddings import AlbertEmbeddings
 from albert_tf.modeling.initializers import truncated_normal
 from albert_tf.modeling.serialization import RebuiltFromConfig
 from albert_tf.modeling.transformer import AttentionSublayer, FeedForwardSublayer, TransformerBlock
-
-INPUT_NAMES = ("input_ids", "input_mask", "segment_ids")
+from albert_tf.tokenization.packing import INPUT_NAMES
 
 
 def as_config(config: AlbertConfig | dict[str, Any]) -> AlbertConfig:

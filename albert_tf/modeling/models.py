@@ -7,7 +7,7 @@ from typing import Any
 import keras
 
 from albert_tf.config import AlbertConfig
-from albert_tf.modeling.encoder import AlbertEncoder, as_config, build_from_preset, encoder_inputs
+from albert_tf.modeling.encoder import INPUT_NAMES, AlbertEncoder, as_config, build_from_preset, encoder_inputs
 from albert_tf.modeling.heads import MaskedLMHead, SentenceOrderHead
 from albert_tf.modeling.serialization import RebuiltFromConfig
 
@@ -64,7 +64,7 @@ class AlbertPretrainer(RebuiltFromConfig, keras.Model):
             enc = encoder(dict(inputs))
             outputs = {"mlm_logits": mlm_head(enc["masked_sequence_output"])}  # already at the masked positions
         else:
-            enc = encoder({k: inputs[k] for k in ("input_ids", "input_mask", "segment_ids")})
+            enc = encoder({k: inputs[k] for k in INPUT_NAMES})
             outputs = {
                 "mlm_logits": mlm_head(enc["sequence_output"], inputs["masked_lm_positions"]),
                 "sequence_output": enc["sequence_output"],

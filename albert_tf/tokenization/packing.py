@@ -9,7 +9,10 @@ official ``if tokens_b:``). Segment ids are 0 for ``[CLS]``, ``a`` and the first
 
 from __future__ import annotations
 
-__all__ = ["pack_inputs", "truncated_pair_lengths"]
+__all__ = ["INPUT_NAMES", "pack_inputs", "truncated_pair_lengths"]
+
+#: The id tensors of one packed example: what the packing writes, every task's features hold and the encoder reads.
+INPUT_NAMES = ("input_ids", "input_mask", "segment_ids")
 
 
 def truncated_pair_lengths(len_a: int, len_b: int, max_num_tokens: int) -> tuple[int, int]:

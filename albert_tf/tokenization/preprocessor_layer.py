@@ -44,6 +44,7 @@ import tensorflow as tf
 import tensorflow_text as tf_text
 
 from albert_tf.tokenization import unicode_tables
+from albert_tf.tokenization.packing import INPUT_NAMES
 from albert_tf.tokenization.sentencepiece_tokenizer import (
     SPIECE_UNDERLINE,
     load_sentencepiece,
@@ -53,7 +54,6 @@ from albert_tf.tokenization.wordpiece import load_vocab
 
 __all__ = ["AlbertPreprocessor"]
 
-_OUTPUT_KEYS = ("input_ids", "input_mask", "segment_ids")
 _MAX_CHARS_PER_WORD = 200  # official WordpieceTokenizer(max_input_chars_per_word=200)
 
 
@@ -383,7 +383,7 @@ class AlbertPreprocessor(keras.layers.Layer):
     def compute_output_spec(self, inputs):
         text_a, _ = self._split_inputs(inputs)
         batch = text_a.shape[0] if len(text_a.shape) else 1
-        return {k: keras.KerasTensor((batch, self.max_seq_length), dtype="int32") for k in _OUTPUT_KEYS}
+        return {k: keras.KerasTensor((batch, self.max_seq_length), dtype="int32") for k in INPUT_NAMES}
 
     def get_config(self) -> dict:
         config = super().get_config()

@@ -12,8 +12,7 @@ from collections.abc import Sequence
 from albert_tf.data.batching import record_dataset
 from albert_tf.data.race.cache import feature_spec
 from albert_tf.data.race.reader import NUM_CHOICES
-
-_CHOICE_INPUTS = ("input_ids", "input_mask", "segment_ids")
+from albert_tf.tokenization.packing import INPUT_NAMES
 
 
 def load_dataset(
@@ -41,6 +40,6 @@ def load_dataset(
         is_training,
         seed=seed,
         drop_remainder=drop_remainder,
-        shapes=dict.fromkeys(_CHOICE_INPUTS, shape),
+        shapes=dict.fromkeys(INPUT_NAMES, shape),
         bucket_lengths=bucket_lengths,
     )

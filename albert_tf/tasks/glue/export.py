@@ -49,8 +49,7 @@ from albert_tf.export.savedmodel import (
     refuse_non_empty,
     write_savedmodel_atomic,
 )
-
-MODEL_INPUTS = ("input_ids", "input_mask", "segment_ids")
+from albert_tf.tokenization.packing import INPUT_NAMES
 
 
 def _classifier_outputs(logits: Any, labels: Sequence[str] | None, threshold: float | None = None) -> dict[str, Any]:
@@ -98,8 +97,8 @@ def export_classifier(
       metadata: extra JSON written to ``assets.extra/albert_export.json`` (task, tokenizer, ...).
       threshold: the official ``--threshold_to_export``: also return this float scalar as ``threshold``.
       jit_compile: run the model's forward (not the tokenizer: XLA has no SentencePiece kernels) in a nested
-        ``tf.function(jit_compile=True)`` in every signature. Same outputs up to float rounding; measured ~10%
-        lower CPU latency at batch 1 (benchmarks/serving_latency.py). The first request of each new input shape
+        ``tf.function(jit_compile=True)`` in every signature. Same outputs up to float rounding; its latency:
+        benchmarks/README.md (``serving_latency.py``). The first request of each new input shape
         compiles (seconds), and the server must be built with XLA's CPU/GPU JIT (stock TensorFlow and
         TensorFlow Serving builds are).
       bucket_lengths: the bucket lengths of the in-graph length bucketing (``--bucket_lengths`` syntax; ``None``
@@ -163,17 +162,17 @@ def export_classifier(
     @tf.function(input_signature=[ids, ids, ids])
     def serve_ids(input_ids, input_mask, segment_ids):
         feats = {"input_ids": input_ids, "input_mask": input_mask, "segment_ids": segment_ids}
-        feats = checked_token_ids(feats, MODEL_INPUTS, getattr(model, "config", None), "[batch, seq]")
+        feats = checked_token_ids(feats, INPUT_NAMES, getattr(model, "config", None), "[batch, seq]")
         logits = classifier_logits(forward(feats, training=False))  # the caller's own length (TFLite converts it)
         return _classifier_outputs(logits, labels, threshold)
 
-    example_spec = {k: tf.io.FixedLenFeature([seq], tf.int64) for k in ("input_ids", "input_mask", "segment_ids")}
+    example_spec = {k: tf.io.FixedLenFeature([seq], tf.int64) for k in INPUT_NAMES}
 
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
     def serve_examples(serialized_example):
         parsed = tf.io.parse_example(serialized_example, example_spec)
         feats = {k: tf.cast(v, tf.int32) for k, v in parsed.items()}
-        feats = checked_token_ids(feats, MODEL_INPUTS, getattr(model, "config", None), f"[batch, {seq}]")
+        feats = checked_token_ids(feats, INPUT_NAMES, getattr(model, "config", None), f"[batch, {seq}]")
         return answers(feats)
 
     archive.add_endpoint(TEXT_SIGNATURE, serve_text)
@@ -183,7 +182,7 @@ def export_classifier(
     info = {
         "signatures": {
             TEXT_SIGNATURE: ["text_a", "text_b"] if text_pair else ["text_a"],
-            IDS_SIGNATURE: ["input_ids", "input_mask", "segment_ids"],
+            IDS_SIGNATURE: list(INPUT_NAMES),
             EXAMPLES_SIGNATURE: ["serialized_example"],
         },
         "max_seq_length": seq,

@@ -46,12 +46,12 @@ from albert_tf.tasks.glue.inputs import check_inputs, needed_splits
 from albert_tf.tasks.glue.model import AlbertClassifier, classification_per_example_loss, classifier_logits
 from albert_tf.tasks.glue.options import GlueOptions, make_config
 from albert_tf.tokenization import AlbertPreprocessor, FullTokenizer
+from albert_tf.tokenization.packing import INPUT_NAMES
 from albert_tf.training import experiment
 from albert_tf.training.experiment import run_trials
 from albert_tf.training.run_config import ExperimentConfig, RunOptions, validate_options
 from albert_tf.training.task import EVAL, PREDICT, TRAIN, TaskError
 
-MODEL_INPUTS = ("input_ids", "input_mask", "segment_ids")
 # Tasks that share a model: MNLI-mismatched and the AX diagnostic are evaluated/predicted with an MNLI model.
 TASK_FAMILY = {"mnli-mm": "mnli", "ax": "mnli"}
 
@@ -163,7 +163,7 @@ class GlueTask(FineTuningTask):
             sharing=self.options.sharing,
         )
         dummy = np.zeros((1, 2), np.int32)
-        model({k: dummy for k in MODEL_INPUTS}, training=False)
+        model({k: dummy for k in INPUT_NAMES}, training=False)
         return model
 
     def build_inputs(self, split: str, global_batch_size: int):
@@ -196,7 +196,7 @@ class GlueTask(FineTuningTask):
     def _logits(self, model, features, training: bool):
         if is_packed(features):
             return model.packed_logits(merge_slices(features), training=training, unpadded=not self.jit_compile)
-        return classifier_logits(model({k: features[k] for k in MODEL_INPUTS}, training=training))
+        return classifier_logits(model({k: features[k] for k in INPUT_NAMES}, training=training))
 
     @staticmethod
     def _labels(features):

@@ -38,9 +38,9 @@ from albert_tf.export.savedmodel import (
     refuse_non_empty,
     write_savedmodel_atomic,
 )
+from albert_tf.tokenization.packing import INPUT_NAMES
 
 NUM_CHOICES = 4
-MODEL_INPUTS = ("input_ids", "input_mask", "segment_ids")
 
 
 def _preprocessed_text_tokenizer(preprocessor: Any) -> Any:
@@ -129,7 +129,7 @@ def _check_ids(features: Mapping[str, Any], config: Any) -> dict[str, Any]:
     checks = [tf.debugging.assert_equal(tf.shape(ids)[1], NUM_CHOICES,
                                         message="input_ids must be [batch, 4, max_seq_length]")]
     with tf.control_dependencies(checks):
-        return checked_token_ids(features, MODEL_INPUTS, config, "[batch, 4, seq]")
+        return checked_token_ids(features, INPUT_NAMES, config, "[batch, 4, seq]")
 
 
 def _choice_outputs(model: Any, features: Mapping[str, Any]) -> dict[str, Any]:
@@ -192,7 +192,7 @@ def export_multiple_choice(
     archive.add_endpoint(TEXT_SIGNATURE, serve_text)
     archive.add_endpoint(IDS_SIGNATURE, serve_ids)
     info = {
-        "signatures": {TEXT_SIGNATURE: ["article", "question", "options"], IDS_SIGNATURE: list(MODEL_INPUTS)},
+        "signatures": {TEXT_SIGNATURE: ["article", "question", "options"], IDS_SIGNATURE: list(INPUT_NAMES)},
         "max_seq_length": featurizer.max_seq_length,
         "max_qa_length": featurizer.max_qa_length,
         "num_choices": NUM_CHOICES,

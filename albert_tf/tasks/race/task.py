@@ -38,12 +38,12 @@ from albert_tf.tasks.base import (
 )
 from albert_tf.tasks.race.inputs import SPLITS, check_inputs, needed_splits
 from albert_tf.tasks.race.options import RaceOptions, make_config
+from albert_tf.tokenization.packing import INPUT_NAMES
 from albert_tf.training import experiment
 from albert_tf.training.experiment import run_trials
 from albert_tf.training.run_config import ExperimentConfig, RunOptions, validate_options
 from albert_tf.training.task import EVAL, PREDICT, TRAIN
 
-MODEL_INPUTS = ("input_ids", "input_mask", "segment_ids")
 NUM_CHOICES = 4
 
 
@@ -122,7 +122,7 @@ class RaceTask(FineTuningTask):
             self.albert_config, num_choices=NUM_CHOICES, dropout_prob=self.options.dropout_prob,
             sharing=self.options.sharing,
         )
-        model({k: np.zeros((1, NUM_CHOICES, 2), np.int32) for k in MODEL_INPUTS}, training=False)
+        model({k: np.zeros((1, NUM_CHOICES, 2), np.int32) for k in INPUT_NAMES}, training=False)
         return model
 
     def build_inputs(self, split: str, global_batch_size: int):
@@ -137,7 +137,7 @@ class RaceTask(FineTuningTask):
     def _logits(self, model, features, training: bool):
         import tensorflow as tf
 
-        return tf.cast(model({k: features[k] for k in MODEL_INPUTS}, training=training), tf.float32)
+        return tf.cast(model({k: features[k] for k in INPUT_NAMES}, training=training), tf.float32)
 
     def loss(self, model, features, training: bool):
         import tensorflow as tf

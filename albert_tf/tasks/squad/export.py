@@ -18,9 +18,9 @@ The raw-text path runs the steps of ``run_squad.py --do_predict`` in the graph (
 
 1. the question: in-graph ``preprocess_text`` + SentencePiece (+ digit-comma), cut to ``max_query_length``;
 2. the context is split at Python whitespace; each word is pre-processed and encoded on its own. SentencePiece
-   never lets a piece cross a space, so the concatenated pieces equal the whole paragraph's pieces (measured:
-   all 91 paragraphs of the shared SQuAD files, and all but one of 29,847 lines of real text, where a Viterbi
-   tie inside "overruling" in a 1,004-character line is broken the other way);
+   never lets a piece cross a space, so the concatenated pieces equal the whole paragraph's pieces, except where a
+   Viterbi tie inside a word is broken the other way (how often: docs/fine-tuning.md, "Serving SQuAD from raw
+   text");
 3. each piece's characters in the original context come from SentencePiece's byte offsets in the pre-processed
    word, mapped back through the per-character pre-processing (the normalised bytes of each original character,
    as the official alignment matches ``preprocess_text(char)``). A word whose characters do not add up to its
@@ -56,11 +56,11 @@ from albert_tf.export.savedmodel import (
     refuse_non_empty,
     write_savedmodel_atomic,
 )
+from albert_tf.tokenization.packing import INPUT_NAMES
 
 V1_EMPTY = "empty"  # the official v1 answer when no span survives the filters
 NO_WINDOW_NULL_SCORE = 1000000.0  # the official initial score_null (a question without windows)
 V2_NO_SPAN_SCORE = -2000000.0  # the official v2 fallback candidate: start and end log-prob -1e6 each
-MODEL_INPUTS = ("input_ids", "input_mask", "segment_ids")
 _BIG = 2**62
 
 
@@ -353,7 +353,7 @@ class SquadAnswerer:
 
 
 def _model_outputs(model: Any, features: Mapping[str, Any], version_2: bool) -> dict[str, Any]:
-    inputs = {k: features[k] for k in MODEL_INPUTS}
+    inputs = {k: features[k] for k in INPUT_NAMES}
     if version_2:
         inputs["p_mask"] = features["p_mask"]
     return dict(model(inputs, training=False))
@@ -407,7 +407,7 @@ def export_squad(
         windows = featurizer(question, context)
         return answerer(windows, _model_outputs(model, windows, version_2))
 
-    names = (*MODEL_INPUTS, "p_mask") if version_2 else MODEL_INPUTS
+    names = (*INPUT_NAMES, "p_mask") if version_2 else INPUT_NAMES
     config = getattr(model, "config", None)  # None (a stand-in model): shapes and masks checked only
     ids = tf.TensorSpec([None, None], tf.int32)
     if version_2:

@@ -52,12 +52,11 @@ from albert_tf.tasks.squad.inputs import check_inputs
 from albert_tf.tasks.squad.options import SquadOptions, make_config
 from albert_tf.tasks.squad.scoring import score, write_prediction_files
 from albert_tf.tokenization import FullTokenizer
+from albert_tf.tokenization.packing import INPUT_NAMES
 from albert_tf.training import experiment
 from albert_tf.training.experiment import run_trials
 from albert_tf.training.run_config import ExperimentConfig, RunOptions, validate_options
 from albert_tf.training.task import PREDICT, TRAIN, TaskError
-
-MODEL_INPUTS = ("input_ids", "input_mask", "segment_ids")
 
 
 def run(config: ExperimentConfig) -> dict[str, Any]:
@@ -197,7 +196,7 @@ class SquadTask(FineTuningTask):
             sharing=o.sharing,
         )
         length = max(2, o.start_n_top, o.end_n_top)  # the beam's top-k needs that many positions
-        dummy = {k: np.zeros((1, length), np.int32) for k in (*MODEL_INPUTS, "p_mask")}
+        dummy = {k: np.zeros((1, length), np.int32) for k in (*INPUT_NAMES, "p_mask")}
         model(dummy, training=False)
         return model
 
@@ -216,7 +215,7 @@ class SquadTask(FineTuningTask):
         )
 
     def _inputs(self, features: dict, training: bool) -> dict:
-        names = list(MODEL_INPUTS)
+        names = list(INPUT_NAMES)
         if self.version_2:
             names.append("p_mask")
             if training:

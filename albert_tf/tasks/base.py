@@ -15,6 +15,7 @@ from absl import logging
 from albert_tf.config import AlbertConfig, ConfigError
 from albert_tf.data.batching import DEFAULT_BUCKET_LENGTHS, bucket_boundaries
 from albert_tf.tokenization import FullTokenizer
+from albert_tf.training.run_config import ExperimentConfig, validate_options
 from albert_tf.training.task import TRAIN, Task, TaskError
 
 
@@ -44,7 +45,47 @@ class FineTuningOptions:
 
 class FineTuningTask(Task):
     """A fine-tuning job built from its options: keeps the options, run options, tokenizer, model config and input
-    seed, and warns loudly when training starts from random weights. GLUE, SQuAD and RACE extend it."""
+    seed, and warns loudly when training starts from random weights. GLUE, SQuAD and RACE extend it.
+
+    The shared ends of every task are written here once: :meth:`from_config` (the checked task of an experiment,
+    one per trial), :meth:`run_trials` (what ``run_classifier`` / ``run_squad`` / ``run_race`` call) and
+    :meth:`export_checkpoint` (what ``export_savedmodel --task=...`` calls). A task names its options dataclass
+    (``options_type``) and implements ``from_options``; its package exports these as ``run`` and
+    ``export_checkpoint``.
+    """
+
+    options_type: type[FineTuningOptions] = FineTuningOptions
+
+    @classmethod
+    def from_options(cls, options: Any, run: Any, seed: int | None = None) -> FineTuningTask:
+        """Every check that needs no TF op (raises one-line errors), then the task."""
+        raise NotImplementedError
+
+    @classmethod
+    def from_config(cls, config: ExperimentConfig) -> tuple[FineTuningTask, ExperimentConfig]:
+        """The task of ``config``, checked, and the config it runs with (``experiment.run_trials`` builds one per
+        trial; a task whose schedule follows from its data returns the config with that schedule)."""
+        validate_options(config.trainer, config.run)
+        return cls.from_options(config.task, config.run, seed=config.trainer.seed), config
+
+    @classmethod
+    def run_trials(cls, config: ExperimentConfig) -> dict[str, Any]:
+        """Train / evaluate / predict / export as ``config`` says (``--num_trials`` times); the run summary."""
+        from albert_tf.training import experiment  # TensorFlow: this module stays importable without it
+
+        return experiment.run_trials(config, cls.from_config)
+
+    @classmethod
+    def export_checkpoint(cls, checkpoint: str, export_dir: str, **options: Any) -> str:
+        """A fine-tuned checkpoint -> the task's SavedModel in ``export_dir/<step>``. ``options`` are the task's
+        flat options (``albert_config_file``, ``spm_model_file``, ``max_seq_length``, ...); nothing is trained,
+        evaluated or predicted."""
+        from albert_tf.training import experiment
+
+        options = {"do_train": False, "do_eval": False, "do_predict": False, **options,
+                   "output_dir": export_dir, "export_dir": export_dir, "predict_checkpoint": checkpoint}
+        config = ExperimentConfig.from_flat(cls.options_type, options)
+        return experiment.export_checkpoint(cls.from_options(config.task, config.run), checkpoint, export_dir)
 
     def __init__(self, options: FineTuningOptions, run: Any, tokenizer: FullTokenizer, albert_config: AlbertConfig,
                  seed: int | None = None) -> None:

@@ -44,31 +44,20 @@ from albert_tf.tasks.base import (
 from albert_tf.tasks.glue.export import export_classifier
 from albert_tf.tasks.glue.inputs import check_inputs, needed_splits
 from albert_tf.tasks.glue.model import AlbertClassifier, classification_per_example_loss, classifier_logits
-from albert_tf.tasks.glue.options import GlueOptions, make_config
+from albert_tf.tasks.glue.options import GlueOptions
 from albert_tf.tokenization import AlbertPreprocessor, FullTokenizer
 from albert_tf.tokenization.packing import INPUT_NAMES
-from albert_tf.training import experiment
-from albert_tf.training.experiment import run_trials
-from albert_tf.training.run_config import ExperimentConfig, RunOptions, validate_options
+from albert_tf.training.run_config import RunOptions
 from albert_tf.training.task import EVAL, PREDICT, TRAIN, TaskError
 
 # Tasks that share a model: MNLI-mismatched and the AX diagnostic are evaluated/predicted with an MNLI model.
 TASK_FAMILY = {"mnli-mm": "mnli", "ax": "mnli"}
 
 
-def run(config: ExperimentConfig) -> dict[str, Any]:
-    """Train / evaluate / predict / export as ``config`` says (``--num_trials`` times); returns the run summary."""
-    return run_trials(config, build)
-
-
-def build(config: ExperimentConfig) -> tuple[GlueTask, ExperimentConfig]:
-    """The task of ``config``, checked (``experiment.run_trials`` builds one per trial)."""
-    validate_options(config.trainer, config.run)
-    return GlueTask.from_options(config.task, config.run, seed=config.trainer.seed), config
-
-
 class GlueTask(FineTuningTask):
     """One GLUE task: processor, cached features, AlbertClassifier, GLUE metrics, submission files, export."""
+
+    options_type = GlueOptions
 
     def __init__(
         self,
@@ -276,11 +265,6 @@ class GlueTask(FineTuningTask):
         return path
 
 
-def export_checkpoint(checkpoint: str, export_dir: str, **options: Any) -> str:
-    """``export_savedmodel --task=glue``: a fine-tuned checkpoint -> SavedModel in ``export_dir/<step>``.
 
-    ``options`` are the GLUE options (task_name, albert_config_file, spm_model_file, max_seq_length, ...).
-    """
-    config = make_config(output_dir=export_dir, export_dir=export_dir, predict_checkpoint=checkpoint, **options)
-    task = GlueTask.from_options(config.task, config.run)
-    return experiment.export_checkpoint(task, checkpoint, export_dir)
+run = GlueTask.run_trials
+export_checkpoint = GlueTask.export_checkpoint

@@ -37,31 +37,19 @@ from albert_tf.tasks.base import (
     load_pretrained_files,
 )
 from albert_tf.tasks.race.inputs import SPLITS, check_inputs, needed_splits
-from albert_tf.tasks.race.options import RaceOptions, make_config
+from albert_tf.tasks.race.options import RaceOptions
 from albert_tf.tokenization.packing import INPUT_NAMES
-from albert_tf.training import experiment
-from albert_tf.training.experiment import run_trials
-from albert_tf.training.run_config import ExperimentConfig, RunOptions, validate_options
+from albert_tf.training.run_config import RunOptions
 from albert_tf.training.task import EVAL, PREDICT, TRAIN
 
 NUM_CHOICES = 4
-
-
-def run(config: ExperimentConfig) -> dict[str, Any]:
-    """Train / evaluate / predict as ``config`` says (``--num_trials`` times); returns the run summary."""
-    return run_trials(config, build)
-
-
-def build(config: ExperimentConfig) -> tuple[RaceTask, ExperimentConfig]:
-    """The task of ``config``, checked (``experiment.run_trials`` builds one per trial)."""
-    validate_options(config.trainer, config.run)
-    return RaceTask.from_options(config.task, config.run, seed=config.trainer.seed), config
 
 
 class RaceTask(FineTuningTask):
     """RACE: four options per question, the pooled output of each scored by one shared head, softmax over four."""
 
     key_metric = "accuracy"
+    options_type = RaceOptions
 
     def __init__(self, options: RaceOptions, run: RunOptions, tokenizer: Any, albert_config: Any,
                  seed: int | None = None) -> None:
@@ -214,12 +202,6 @@ class RaceTask(FineTuningTask):
         return path
 
 
-def export_checkpoint(checkpoint: str, export_dir: str, **options: Any) -> str:
-    """``export_savedmodel --task=race``: a fine-tuned RACE checkpoint -> SavedModel in ``export_dir/<step>``.
 
-    ``options`` are the RACE options (albert_config_file, spm_model_file, max_seq_length, max_qa_length, ...).
-    """
-    options = {"do_train": False, "do_eval": False, **options}
-    config = make_config(output_dir=export_dir, export_dir=export_dir, predict_checkpoint=checkpoint, **options)
-    task = RaceTask.from_options(config.task, config.run)
-    return experiment.export_checkpoint(task, checkpoint, export_dir)
+run = RaceTask.run_trials
+export_checkpoint = RaceTask.export_checkpoint

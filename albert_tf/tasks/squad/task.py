@@ -49,28 +49,12 @@ from albert_tf.data import squad as squad_data
 from albert_tf.evaluation.squad_predictions import SquadPredictions, postprocess
 from albert_tf.tasks.base import FineTuningTask, export_metadata, input_buckets, load_pretrained_files
 from albert_tf.tasks.squad.inputs import check_inputs
-from albert_tf.tasks.squad.options import SquadOptions, make_config
+from albert_tf.tasks.squad.options import SquadOptions
 from albert_tf.tasks.squad.scoring import score, write_prediction_files
 from albert_tf.tokenization import FullTokenizer
 from albert_tf.tokenization.packing import INPUT_NAMES
-from albert_tf.training import experiment
-from albert_tf.training.experiment import run_trials
 from albert_tf.training.run_config import ExperimentConfig, RunOptions, validate_options
 from albert_tf.training.task import PREDICT, TRAIN, TaskError
-
-
-def run(config: ExperimentConfig) -> dict[str, Any]:
-    """Train / evaluate / predict as ``config`` says (``--num_trials`` times); returns the run summary."""
-    return run_trials(config, build)
-
-
-def build(config: ExperimentConfig) -> tuple[SquadTask, ExperimentConfig]:
-    """The task of ``config`` and the config with the schedule its training data gives (``experiment.run_trials``
-    builds one per trial)."""
-    task = SquadTask.from_options(config.task, config.run, seed=config.trainer.seed)
-    config = dataclasses.replace(config, trainer=task.training_schedule(config.trainer))
-    validate_options(config.trainer, config.run)
-    return task, config
 
 
 def load_tokenizer(options: SquadOptions) -> FullTokenizer:
@@ -87,6 +71,7 @@ class SquadTask(FineTuningTask):
 
     name = "squad"
     key_metric = "f1"
+    options_type = SquadOptions
 
     def __init__(self, options: SquadOptions, run: RunOptions, tokenizer: FullTokenizer, albert_config: Any,
                  seed: int | None = None) -> None:
@@ -96,6 +81,14 @@ class SquadTask(FineTuningTask):
         self.predict_examples: list[squad_data.SquadExample] = []
         self.predict_dataset: list[dict] = []
         self.cached: dict[str, squad_data.CachedSquad] = {}
+
+    @classmethod
+    def from_config(cls, config: ExperimentConfig) -> tuple[SquadTask, ExperimentConfig]:
+        """The task of ``config`` and the config with the schedule its training data gives."""
+        task = cls.from_options(config.task, config.run, seed=config.trainer.seed)
+        config = dataclasses.replace(config, trainer=task.training_schedule(config.trainer))
+        validate_options(config.trainer, config.run)
+        return task, config
 
     @classmethod
     def from_options(cls, options: SquadOptions, run: RunOptions, seed: int | None = None) -> SquadTask:
@@ -324,13 +317,6 @@ class SquadTask(FineTuningTask):
         return path
 
 
-def export_checkpoint(checkpoint: str, export_dir: str, **options: Any) -> str:
-    """``export_savedmodel --task=squad``: a fine-tuned SQuAD checkpoint -> SavedModel in ``export_dir/<step>``.
 
-    ``options`` are the SQuAD options (albert_config_file, spm_model_file, max_seq_length,
-    version_2_with_negative, doc_stride, ...).
-    """
-    options = {"do_train": False, "do_eval": False, "do_predict": False, **options}
-    config = make_config(output_dir=export_dir, export_dir=export_dir, predict_checkpoint=checkpoint, **options)
-    task = SquadTask.from_options(config.task, config.run)
-    return experiment.export_checkpoint(task, checkpoint, export_dir)
+run = SquadTask.run_trials
+export_checkpoint = SquadTask.export_checkpoint

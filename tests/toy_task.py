@@ -2,7 +2,7 @@
 
 It touches nothing in ``albert_tf``: a model (the shared encoder + a Dense tagger), its head's checkpoint names
 (:func:`albert_tf.checkpoints.heads.register_head`), a :class:`~albert_tf.training.task.Task` whose ``export`` writes
-a token-id SavedModel through the shared writer, and the declaration ``export_savedmodel`` reads
+a token-id SavedModel through the shared writer (``write_archive``), and the declaration ``export_savedmodel`` reads
 (:func:`albert_tf.tasks.registry.register_task`). ``tests/test_task_registry.py`` exports it by its ``--task`` name.
 """
 
@@ -17,7 +17,7 @@ import numpy as np
 from albert_tf.checkpoints.heads import TaskHead, register_head
 from albert_tf.checkpoints.names import VariableRef
 from albert_tf.config import AlbertConfig
-from albert_tf.export.savedmodel import IDS_SIGNATURE, write_savedmodel_atomic
+from albert_tf.export.savedmodel import IDS_SIGNATURE, write_archive
 from albert_tf.modeling import AlbertEncoder
 from albert_tf.tasks.registry import TaskExport, register_task
 from albert_tf.training import experiment
@@ -80,21 +80,16 @@ class ToyTaggerTask(Task):
     def export(self, model: ToyTagger, export_dir: str, step: int, source: str) -> str:
         import tensorflow as tf
 
-        def write(tmp: str) -> None:
-            archive = keras.export.ExportArchive()
-            archive.track(model)
-            ids = tf.TensorSpec([None, None], tf.int32)
+        ids = tf.TensorSpec([None, None], tf.int32)
 
-            @tf.function(input_signature=[ids, ids, ids])
-            def serve_ids(input_ids, input_mask, segment_ids):
-                logits = model({"input_ids": input_ids, "input_mask": input_mask, "segment_ids": segment_ids})
-                return {"logits": logits, "tags": tf.argmax(logits, axis=-1, output_type=tf.int32)}
-
-            archive.add_endpoint(IDS_SIGNATURE, serve_ids)
-            archive.write_out(tmp, verbose=False)
+        @tf.function(input_signature=[ids, ids, ids])
+        def serve_ids(input_ids, input_mask, segment_ids):
+            logits = model({"input_ids": input_ids, "input_mask": input_mask, "segment_ids": segment_ids})
+            return {"logits": logits, "tags": tf.argmax(logits, axis=-1, output_type=tf.int32)}
 
         path = os.path.join(export_dir, str(step))
-        return write_savedmodel_atomic(path, write, {"task": NAME, "checkpoint": source, "global_step": step})
+        return write_archive(path, [model], {IDS_SIGNATURE: serve_ids},
+                             {"task": NAME, "checkpoint": source, "global_step": step})
 
 
 def _define_flags(fv: Any) -> None:

@@ -27,6 +27,8 @@ IDS_SIGNATURE = "serve_token_ids"
 LEGACY_IDS_SIGNATURE = "serve_ids"
 EXAMPLES_SIGNATURE = "serve_tf_examples"
 EXPORT_INFO = os.path.join("assets.extra", "albert_export.json")
+#: What a consumer of an export with an in-graph tokenizer must do first (recorded in its ``albert_export.json``).
+REQUIRES = "import tensorflow_text before loading (SentencePiece ops)"
 
 
 def checked_token_ids(features: Mapping[str, Any], names: Sequence[str], config: Any, layout: str) -> dict[str, Any]:
@@ -120,6 +122,22 @@ def write_savedmodel_atomic(export_dir: str, write: Callable[[str], Any], info: 
         _fs.rmtree(tmp)
         raise
     return export_dir
+
+
+def write_archive(export_dir: str, tracked: Sequence[Any], endpoints: Mapping[str, Any],
+                  info: Mapping[str, Any]) -> str:
+    """The one writer of the tasks' SavedModels: ``endpoints`` (signature name -> ``tf.function`` with its input
+    signature) over the ``tracked`` objects (the model, the in-graph tokenizer layers), written through
+    ``keras.export.ExportArchive`` (what TF Serving's TF1 loader reads, see the module docstring) with ``info`` as
+    ``albert_export.json``, atomically (:func:`write_savedmodel_atomic`); returns ``export_dir``."""
+    import keras
+
+    archive = keras.export.ExportArchive()
+    for obj in tracked:
+        archive.track(obj)
+    for name, fn in endpoints.items():
+        archive.add_endpoint(name, fn)
+    return write_savedmodel_atomic(export_dir, lambda tmp: archive.write_out(tmp, verbose=False), info)
 
 
 def make_preprocessor(spm_model_file: str | bytes, max_seq_length: int, do_lower_case: bool = True) -> Any:

@@ -42,12 +42,13 @@ from albert_tf.data.packing import one_example_per_row
 from albert_tf.export.savedmodel import (
     EXAMPLES_SIGNATURE,
     IDS_SIGNATURE,
+    REQUIRES,
     TEXT_SIGNATURE,
     checked_token_ids,
     make_preprocessor,
     preprocess,
     refuse_non_empty,
-    write_savedmodel_atomic,
+    write_archive,
 )
 from albert_tf.tokenization.packing import INPUT_NAMES
 
@@ -109,7 +110,6 @@ def export_classifier(
         per row), so the padding a mixed-length batch keeps after bucketing costs no dense-layer work. Same outputs
         to float rounding. The token count depends on the data, which XLA cannot compile: not with ``jit_compile``.
     """
-    import keras
     import tensorflow as tf
 
     from albert_tf.tasks.glue.model import classifier_logits
@@ -133,9 +133,6 @@ def export_classifier(
     boundaries = bucket_boundaries(bucket_lengths, seq)
 
     labels = None if labels is None else [str(x) for x in labels]
-    archive = keras.export.ExportArchive()
-    archive.track(model)
-    archive.track(preprocessor)
     forward = tf.function(model, jit_compile=True) if jit_compile else model
 
     def answers(features: Mapping[str, Any]) -> dict[str, Any]:  # the raw-text and tf.Example signatures
@@ -175,10 +172,6 @@ def export_classifier(
         feats = checked_token_ids(feats, INPUT_NAMES, getattr(model, "config", None), f"[batch, {seq}]")
         return answers(feats)
 
-    archive.add_endpoint(TEXT_SIGNATURE, serve_text)
-    archive.add_endpoint(IDS_SIGNATURE, serve_ids)
-    archive.add_endpoint(EXAMPLES_SIGNATURE, serve_examples)
-
     info = {
         "signatures": {
             TEXT_SIGNATURE: ["text_a", "text_b"] if text_pair else ["text_a"],
@@ -193,7 +186,8 @@ def export_classifier(
         "labels": labels,
         "regression": labels is None,
         "outputs": ["score", "logits"] if labels is None else ["probabilities", "label", "label_id", "logits"],
-        "requires": "import tensorflow_text before loading (SentencePiece ops)",
+        "requires": REQUIRES,
         **dict(metadata or {}),
     }
-    return write_savedmodel_atomic(export_dir, lambda tmp: archive.write_out(tmp, verbose=False), info)
+    endpoints = {TEXT_SIGNATURE: serve_text, IDS_SIGNATURE: serve_ids, EXAMPLES_SIGNATURE: serve_examples}
+    return write_archive(export_dir, [model, preprocessor], endpoints, info)

@@ -32,11 +32,12 @@ from typing import Any
 from albert_tf.evaluation.race_metrics import LETTERS
 from albert_tf.export.savedmodel import (
     IDS_SIGNATURE,
+    REQUIRES,
     TEXT_SIGNATURE,
     checked_token_ids,
     make_preprocessor,
     refuse_non_empty,
-    write_savedmodel_atomic,
+    write_archive,
 )
 from albert_tf.tokenization.packing import INPUT_NAMES
 
@@ -158,7 +159,6 @@ def export_multiple_choice(
     ``preprocessor`` (an ``AlbertPreprocessor`` whose ``max_seq_length`` is the length of one choice) is built from
     ``spm_model_file`` / ``max_seq_length`` / ``do_lower_case`` when not given.
     """
-    import keras
     import tensorflow as tf
 
     if int(getattr(model, "num_choices", NUM_CHOICES)) != NUM_CHOICES:
@@ -169,12 +169,6 @@ def export_multiple_choice(
         preprocessor = make_preprocessor(spm_model_file, max_seq_length, do_lower_case)
     featurizer = RaceFeaturizer(preprocessor, max_qa_length)
     refuse_non_empty(export_dir)
-
-    archive = keras.export.ExportArchive()
-    archive.track(model)
-    archive.track(preprocessor)
-    if featurizer.joined is not preprocessor:
-        archive.track(featurizer.joined)
 
     strings = tf.TensorSpec([None], tf.string)
 
@@ -189,8 +183,6 @@ def export_multiple_choice(
         feats = {"input_ids": input_ids, "input_mask": input_mask, "segment_ids": segment_ids}
         return _choice_outputs(model, _check_ids(feats, getattr(model, "config", None)))
 
-    archive.add_endpoint(TEXT_SIGNATURE, serve_text)
-    archive.add_endpoint(IDS_SIGNATURE, serve_ids)
     info = {
         "signatures": {TEXT_SIGNATURE: ["article", "question", "options"], IDS_SIGNATURE: list(INPUT_NAMES)},
         "max_seq_length": featurizer.max_seq_length,
@@ -198,7 +190,8 @@ def export_multiple_choice(
         "num_choices": NUM_CHOICES,
         "labels": list(LETTERS[:NUM_CHOICES]),
         "outputs": ["probabilities", "answer", "logits"],
-        "requires": "import tensorflow_text before loading (SentencePiece ops)",
+        "requires": REQUIRES,
         **dict(metadata or {}),
     }
-    return write_savedmodel_atomic(export_dir, lambda tmp: archive.write_out(tmp, verbose=False), info)
+    tracked = [model, preprocessor] + ([featurizer.joined] if featurizer.joined is not preprocessor else [])
+    return write_archive(export_dir, tracked, {TEXT_SIGNATURE: serve_text, IDS_SIGNATURE: serve_ids}, info)

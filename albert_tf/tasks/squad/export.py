@@ -50,11 +50,12 @@ from typing import Any
 
 from albert_tf.export.savedmodel import (
     IDS_SIGNATURE,
+    REQUIRES,
     TEXT_SIGNATURE,
     checked_token_ids,
     make_preprocessor,
     refuse_non_empty,
-    write_savedmodel_atomic,
+    write_archive,
 )
 from albert_tf.tokenization.packing import INPUT_NAMES
 
@@ -381,7 +382,6 @@ def export_squad(
     ``spm_model_file`` / ``max_seq_length`` / ``do_lower_case`` when not given. The other arguments are the
     ``run_squad`` flags of the same names; v2's ``start_n_top`` / ``end_n_top`` come from the model.
     """
-    import keras
     import tensorflow as tf
 
     version_2 = bool(model.version_2_with_negative)
@@ -397,9 +397,6 @@ def export_squad(
     )
     refuse_non_empty(export_dir)
 
-    archive = keras.export.ExportArchive()
-    archive.track(model)
-    archive.track(preprocessor)
     strings = tf.TensorSpec([None], tf.string)
 
     @tf.function(input_signature=[strings, strings])
@@ -425,8 +422,6 @@ def export_squad(
             features = {"input_ids": input_ids, "input_mask": input_mask, "segment_ids": segment_ids}
             return _model_outputs(model, checked_token_ids(features, names, config, "[windows, seq]"), False)
 
-    archive.add_endpoint(TEXT_SIGNATURE, serve_text)
-    archive.add_endpoint(IDS_SIGNATURE, serve_ids)
     outputs = ["answer", "start", "end", "score"] + (["null_score", "has_answer"] if version_2 else [])
     info = {
         "task": "squad",
@@ -439,7 +434,8 @@ def export_squad(
         "n_best_size": answerer.n_best_size,
         "null_score_diff_threshold": answerer.null_score_diff_threshold if version_2 else None,
         "outputs": outputs,
-        "requires": "import tensorflow_text before loading (SentencePiece ops)",
+        "requires": REQUIRES,
         **dict(metadata or {}),
     }
-    return write_savedmodel_atomic(export_dir, lambda tmp: archive.write_out(tmp, verbose=False), info)
+    endpoints = {TEXT_SIGNATURE: serve_text, IDS_SIGNATURE: serve_ids}
+    return write_archive(export_dir, [model, preprocessor], endpoints, info)

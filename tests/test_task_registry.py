@@ -117,3 +117,36 @@ def test_each_declared_task_lists_its_help(name):
     load_tasks()
     task = get_task(name)
     assert f"export_savedmodel --task={name}" in task.description
+
+
+def test_a_new_option_field_is_one_flag_in_help_and_in_the_config():
+    """A task's new setting is one dataclass field: declared with ``option``, it is a flag with its help, type,
+    choices and alias (``define_option_flags``, what every runner and ``export_savedmodel`` use), and the flag's
+    value lands in that field of the config."""
+    import dataclasses
+
+    import toy_task
+    from absl import flags
+
+    from albert_tf.training.run_config import ExperimentConfig, define_option_flags, option
+
+    @dataclasses.dataclass
+    class Options(toy_task.ToyOptions):
+        tag_scheme: str = option("iob2", "How the training file's tags are written.", choices=("iob1", "iob2", "bioes"),
+                                 aliases=("scheme",))
+        label_all_pieces: bool = option(False, "Label every piece of a word, not only its first.")
+        max_words: int | None = option(None, "Words read per sentence (default: all).")
+
+    fv = flags.FlagValues()
+    define_option_flags(Options, fv)
+    fv(["prog", "--scheme=bioes", "--label_all_pieces", "--num_tags=5"])
+    text = fv.get_help()
+    assert "--tag_scheme: <iob1|iob2|bioes>: How the training file's tags are written." in text
+    assert "--[no]label_all_pieces: Label every piece of a word, not only its first." in text
+    assert fv["max_words"].value is None and fv["tag_scheme"].default == "iob2"
+    with pytest.raises(flags.IllegalFlagValueError):
+        fv["tag_scheme"].parse("bio")
+    assert toy_task.options_from_flags(fv, Options) == Options(num_tags=5, tag_scheme="bioes", label_all_pieces=True)
+    config = ExperimentConfig.from_flat(Options, {f.name: fv[f.name].value for f in dataclasses.fields(Options)},
+                                        fetch_preset=False)
+    assert (config.task.tag_scheme, config.task.label_all_pieces, config.task.num_tags) == ("bioes", True, 5)

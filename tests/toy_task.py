@@ -8,6 +8,8 @@ a token-id SavedModel through the shared writer (``write_archive``), and the dec
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import os
 from typing import Any
 
@@ -21,6 +23,7 @@ from albert_tf.export.savedmodel import IDS_SIGNATURE, write_archive
 from albert_tf.modeling import AlbertEncoder
 from albert_tf.tasks.registry import TaskExport, register_task
 from albert_tf.training import experiment
+from albert_tf.training.run_config import define_option_flags, option
 from albert_tf.training.task import Task
 
 NAME = "toy_tagger"
@@ -92,22 +95,27 @@ class ToyTaggerTask(Task):
                              {"task": NAME, "checkpoint": source, "global_step": step})
 
 
-def _define_flags(fv: Any) -> None:
-    from absl import flags
+@dataclasses.dataclass
+class ToyOptions:
+    """The toy task's own options: each field declared with ``option`` is also its ``export_savedmodel`` flag."""
 
-    if "num_tags" not in fv:
-        flags.DEFINE_integer("num_tags", 3, "Tags per token.", flag_values=fv)
+    num_tags: int = option(3, "Tags per token.")
+
+
+def options_from_flags(fv: Any, options_type: type = ToyOptions) -> ToyOptions:
+    return options_type(**{f.name: fv[f.name].value for f in dataclasses.fields(options_type)})
 
 
 def _export(fv: Any) -> str:
-    task = ToyTaggerTask(AlbertConfig.load(fv.albert_config_file), fv.num_tags)
+    options = options_from_flags(fv)
+    task = ToyTaggerTask(AlbertConfig.load(fv.albert_config_file), options.num_tags)
     return experiment.export_checkpoint(task, fv.checkpoint, fv.export_dir)
 
 
 TASK = register_task(TaskExport(
     name=NAME,
     description="a toy token tagger declared outside the package (tests/toy_task.py).",
-    define_flags=_define_flags,
+    define_flags=functools.partial(define_option_flags, ToyOptions),
     export=_export,
     required=("albert_config_file", "spm_model_file"),
 ))

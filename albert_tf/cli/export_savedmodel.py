@@ -27,6 +27,7 @@ from __future__ import annotations
 from absl import flags
 
 from albert_tf.cli import app
+from albert_tf.config import SHARING_MODES
 from albert_tf.tasks.base import FineTuningOptions
 from albert_tf.tasks.registry import TaskExport, get_task, load_tasks, registered_tasks
 
@@ -62,7 +63,7 @@ def define_flags(fv: flags.FlagValues = FLAGS) -> None:
     flags.DEFINE_string("export_dir", None,
                         "Base directory: a fine-tuned task writes <export_dir>/<step>; --task=encoder writes "
                         "<export_dir>/encoder and <export_dir>/preprocessor.", flag_values=fv)
-    flags.DEFINE_enum("sharing", "all", ["all", "attention", "ffn", "none"], "Cross-layer sharing.", flag_values=fv)
+    flags.DEFINE_enum("sharing", "all", list(SHARING_MODES), "Cross-layer sharing.", flag_values=fv)
     flags.DEFINE_bool("tflite", False,
                       "A fine-tuned task: also convert its token-id signature to <step>/model.tflite (TFLite "
                       "builtin ops only; any batch, sequence length --max_seq_length).", flag_values=fv)

@@ -19,7 +19,8 @@ from typing import Any
 
 from absl import flags
 
-from albert_tf.data.batching import DEFAULT_BUCKET_LENGTHS
+from albert_tf.tasks.base import FineTuningOptions
+from albert_tf.training.run_config import define_option_flags
 from albert_tf.training.strategy import STRATEGIES
 
 FLAGS = flags.FLAGS
@@ -248,23 +249,7 @@ def define_fine_tuning_flags(
     flags.DEFINE_string("predict_checkpoint", None,
                         "Predict/export from this fine-tuned checkpoint instead of output_dir's best (predict-only "
                         "mode).", flag_values=fv)
-    flags.DEFINE_enum("sharing", "all", ["all", "attention", "ffn", "none"], "Cross-layer sharing (paper Table 4).",
-                      flag_values=fv)
-    flags.DEFINE_string(
-        "bucket_lengths", DEFAULT_BUCKET_LENGTHS,
-        "Length bucketing: each batch is cut to its longest real sequence rounded up to the next of these lengths "
-        "(capped at --max_seq_length), so XLA/TPUs see few shapes; results equal fixed padding up to float "
-        "rounding (SQuAD v1 training, whose official loss sees padding, and training on TPUs keep the full length). "
-        "'none': pad every batch to --max_seq_length.", flag_values=fv)
-    flags.DEFINE_bool(
-        "shuffle_train_examples", True,
-        "Write the training features in one seeded permutation (random.Random(12345), as the official run_squad "
-        "does), split into up to 128 files; training reads the files in an order drawn from --seed anew each "
-        "epoch, then through a 1,000-record shuffle buffer, every example once per epoch, so each seed (and trial) "
-        "starts from other examples. "
-        "--noshuffle_train_examples writes one file in the training file's order, read through the buffer alone, "
-        "as the official run_classifier.py and run_race.py do: a sorted file (STS-B's is sorted by genre) then "
-        "trains on one part of it at a time.", flag_values=fv)
+    define_option_flags(FineTuningOptions, fv)
     flags.DEFINE_integer(
         "num_trials", 1,
         "Fine-tune this many times with seeds --seed, --seed+1, ... (each a whole run in <output_dir>/trial_<k>, "

@@ -16,7 +16,8 @@ from absl import flags
 
 from albert_tf.cli import app
 from albert_tf.cli import flags as shared
-from albert_tf.data.packing import PACKING_MODES
+from albert_tf.tasks.glue.options import GlueOptions
+from albert_tf.training.run_config import define_option_flags
 
 FLAGS = flags.FLAGS
 
@@ -26,37 +27,12 @@ def define_flags(fv: flags.FlagValues = FLAGS) -> None:
     ``--warmup_step`` being the official aliases of ``--num_train_steps`` / ``--num_warmup_steps``."""
     if "task_name" in fv:
         return
-    from albert_tf.data import glue
-
-    flags.DEFINE_string("data_dir", None, "GLUE root folder holding <TASK>/train.tsv, dev.tsv, test.tsv (required).",
-                        flag_values=fv)
-    flags.DEFINE_string("task_name", None, "GLUE task (case-insensitive): " + ", ".join(glue.PROCESSORS) +
-                        " (required).", flag_values=fv)
     flags.DEFINE_bool("do_predict", False,
                       "Predict test.tsv into {Task}.tsv (GLUE submission) and test_results.tsv.", flag_values=fv)
     flags.DEFINE_string("export_dir", None,
                         "Write a SavedModel (raw-text serving_default + token-id signature) of the best weights to "
                         "<dir>/<step>.", flag_values=fv)
-    flags.DEFINE_float("threshold_to_export", float("nan"),
-                       "With --export_dir: also return this float scalar as 'threshold' from every signature "
-                       "(NaN: none).", flag_values=fv)
-    flags.DEFINE_bool("export_jit_compile", False,
-                      "With --export_dir: run the model's forward under XLA in every signature (same outputs; ~10% "
-                      "lower CPU latency at batch 1; first request per shape compiles).", flag_values=fv)
-    flags.DEFINE_bool("export_real_tokens", False,
-                      "With --export_dir: the raw-text and tf.Example signatures send only each request's real tokens "
-                      "through the embeddings, projections and FFN (same outputs; the padding of a mixed-length "
-                      "batch costs no dense-layer work). Not with --export_jit_compile: XLA cannot compile a "
-                      "data-dependent token count.", flag_values=fv)
-    flags.DEFINE_enum(
-        "packing", "first_fit", list(PACKING_MODES),
-        "Training batches as packed rows: several examples share a row of --max_seq_length tokens, each attending "
-        "only to its own tokens, with its own positions and [CLS] (sequence packing without cross-contamination; "
-        "exact: same losses and gradients up to float rounding, less padding computed). 'none': one example per row "
-        "(then --bucket_lengths trims). Evaluation and prediction are not packed; TPU training is never packed.",
-        flag_values=fv)
-    flags.DEFINE_float("classifier_dropout", 0.1,
-                       "Dropout on the pooled output before the classifier (official 0.1).", flag_values=fv)
+    define_option_flags(GlueOptions, fv)
     shared.define_fine_tuning_flags(
         fv, max_seq_length=512, max_seq_length_help="Tokens per example after packing; <= max_position_embeddings.",
         optimizer="adamw", learning_rate=5e-5, num_train_steps=1000, num_warmup_steps=0, steps_per_loop=1000,
@@ -67,14 +43,9 @@ def define_flags(fv: flags.FlagValues = FLAGS) -> None:
 def config_from_flags(fv: flags.FlagValues = FLAGS, fetch: bool = True):
     """The run's ExperimentConfig: every flag to its one field (no TensorFlow yet); ``fetch``: fetch the pretrained
     preset ``--init_checkpoint`` may name and fill in its files."""
-    import math
-
     from albert_tf.tasks.glue.options import make_config
 
-    values = shared.fine_tuning_values(fv, fetch)
-    threshold = values.get("threshold_to_export")
-    values["threshold_to_export"] = None if threshold is None or math.isnan(threshold) else threshold
-    return make_config(fetch_preset=fetch, **values)
+    return make_config(fetch_preset=fetch, **shared.fine_tuning_values(fv, fetch))
 
 
 def _main(argv: list[str]) -> int:

@@ -19,6 +19,7 @@ from absl import flags
 
 from albert_tf.cli import app
 from albert_tf.cli import flags as shared
+from albert_tf.config import SHARING_MODES
 
 FLAGS = flags.FLAGS
 
@@ -61,7 +62,7 @@ def define_flags(fv: flags.FlagValues = FLAGS) -> None:
         "records of create_pretraining_data --sentence_order=none, whose label is a constant 0).",
         flag_values=fv,
     )
-    flags.DEFINE_enum("sharing", "all", ["all", "attention", "ffn", "none"], "Cross-layer sharing (paper Table 4).",
+    flags.DEFINE_enum("sharing", "all", list(SHARING_MODES), "Cross-layer sharing (paper Table 4).",
                       flag_values=fv)
     shared.define_all_training_flags(fv, do_train=True, **TRAINER_DEFAULTS)
 

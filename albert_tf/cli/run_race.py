@@ -20,6 +20,8 @@ from absl import flags
 
 from albert_tf.cli import app
 from albert_tf.cli import flags as shared
+from albert_tf.tasks.race.options import RaceOptions
+from albert_tf.training.run_config import define_option_flags
 
 FLAGS = flags.FLAGS
 
@@ -28,24 +30,11 @@ def define_flags(fv: flags.FlagValues = FLAGS) -> None:
     """The flags of run_race on ``fv`` (idempotent): official names and defaults of run_race.py."""
     if "max_qa_length" in fv:
         return
-    flags.DEFINE_string("data_dir", None, "Folder holding RACE/{train,dev,test}/{middle,high}/ (required).",
-                        flag_values=fv)
-    flags.DEFINE_string("task_name", "race", "Official flag: the task ('race').", flag_values=fv)
-    flags.DEFINE_integer("max_qa_length", 128, "Question + option tokens kept (the last ones).", flag_values=fv)
-    flags.DEFINE_float("dropout_prob", 0.1, "Dropout on the pooled output before the choice head.", flag_values=fv)
-    flags.DEFINE_bool("middle_only", False, "Only the middle-school questions.", flag_values=fv)
-    flags.DEFINE_bool("high_only", False, "Only the high-school questions.", flag_values=fv)
     flags.DEFINE_bool("do_predict", False, "Predict the test split into predictions.tsv.", flag_values=fv)
     flags.DEFINE_string("export_dir", None,
                         "Write a SavedModel (raw article/question/options serving_default + token-id "
                         "serve_token_ids) of the best weights to <dir>/<step>.", flag_values=fv)
-    flags.DEFINE_string("train_file", None, "Official flag (a TFRecord cache path): its directory holds the training "
-                        "feature cache (keyed file names).", flag_values=fv)
-    flags.DEFINE_string("eval_file", None, "Official flag: its directory holds the dev feature cache.", flag_values=fv)
-    flags.DEFINE_string("predict_file", None, "Official flag: its directory holds the test feature cache.",
-                        flag_values=fv)
-    flags.DEFINE_integer("num_keep_checkpoint", 5, "Official flag, unused (as in the official); see "
-                         "--keep_checkpoint_max.", flag_values=fv)
+    define_option_flags(RaceOptions, fv)
     shared.define_fine_tuning_flags(
         fv, max_seq_length=512, max_seq_length_help="Tokens per option: [CLS] article [SEP] question+option [SEP].",
         optimizer="adamw", learning_rate=1e-5, num_train_steps=12000, num_warmup_steps=1000, steps_per_loop=1000,

@@ -24,6 +24,8 @@ from absl import flags
 
 from albert_tf.cli import app
 from albert_tf.cli import flags as shared
+from albert_tf.tasks.squad.options import SquadOptions
+from albert_tf.training.run_config import define_option_flags
 
 FLAGS = flags.FLAGS
 
@@ -32,49 +34,13 @@ def define_flags(fv: flags.FlagValues = FLAGS) -> None:
     """The flags of run_squad on ``fv`` (idempotent): official names and defaults of run_squad_v1/v2.py."""
     if "version_2_with_negative" in fv:
         return
-    flags.DEFINE_string("train_file", None, "SQuAD JSON for training (official layout, v1.1 or v2.0).",
-                        flag_values=fv)
-    flags.DEFINE_string("predict_file", None,
-                        "SQuAD JSON to evaluate (--do_eval) and answer (--do_predict).", flag_values=fv)
-    flags.DEFINE_integer("doc_stride", 128, "Tokens between the starts of two context windows.", flag_values=fv)
-    flags.DEFINE_integer("max_query_length", 64, "Question tokens kept (longer questions are cut and reported).",
-                         flag_values=fv)
-    flags.DEFINE_bool("version_2_with_negative", False,
-                      "SQuAD 2.0: unanswerable questions, the XLNet-style beam + answer-class head, v2 scoring.",
-                      flag_values=fv)
     flags.DEFINE_bool("do_predict", False,
                       "Write predictions.json, nbest_predictions.json and (v2) null_odds.json for --predict_file.",
                       flag_values=fv)
-    flags.DEFINE_integer("n_best_size", 20, "Candidates kept per question in nbest_predictions.json.", flag_values=fv)
-    flags.DEFINE_integer("max_answer_length", 30, "Longest answer, in tokens.", flag_values=fv)
-    flags.DEFINE_integer("start_n_top", 5, "v2 beam: start positions kept.", flag_values=fv)
-    flags.DEFINE_integer("end_n_top", 5, "v2 beam: end positions kept per start.", flag_values=fv)
-    flags.DEFINE_float("dropout_prob", 0.1, "v2: dropout in the answer-class layer.", flag_values=fv)
-    flags.DEFINE_float("null_score_diff_threshold", 0.0,
-                       "v2: answer '' when the null score (min over windows of the answer-class logit) is >= this. "
-                       "Used for predictions.json and the fixed_* scores.", flag_values=fv)
-    flags.DEFINE_float("num_train_epochs", 3.0,
-                       "Epochs over the training questions when --num_train_steps is 0 (official step count "
-                       "int(questions / train_batch_size * epochs)).", flag_values=fv)
-    flags.DEFINE_float("warmup_proportion", 0.1, "Warmup share of the steps when --num_warmup_steps is < 0.",
-                       flag_values=fv)
-    flags.DEFINE_string("train_feature_file", None,
-                        "Official flag: its directory holds the training feature cache (keyed file names).",
-                        flag_values=fv)
-    flags.DEFINE_string("predict_feature_file", None,
-                        "Official flag: its directory holds the prediction feature cache (keyed file names).",
-                        flag_values=fv)
-    flags.DEFINE_string("predict_feature_left_file", None,
-                        "Official flag (a pickle there); accepted and unused: the window metadata lives in the "
-                        "cache's JSON side file.", flag_values=fv)
     flags.DEFINE_string("export_dir", None,
                         "Write a SavedModel (raw question/context serving_default + token-id serve_token_ids) of the "
                         "best weights to <dir>/<step>.", flag_values=fv)
-    flags.DEFINE_bool("nbest_over_padding", False,
-                      "v1: take the --n_best_size start/end positions over every position, padding included, as the "
-                      "official post-processing does (a padding position can take a slot and is then discarded); "
-                      "needs --bucket_lengths=none. Default: padding never enters the n-best.", flag_values=fv)
-    flags.DEFINE_bool("use_einsum", True, "Official v1 flag for TFLite; accepted, no effect here.", flag_values=fv)
+    define_option_flags(SquadOptions, fv)
     shared.define_fine_tuning_flags(
         fv, max_seq_length=384, max_seq_length_help="Tokens per window: [CLS] question [SEP] context [SEP].",
         spm_model_file_help="SentencePiece model (30k-clean.model); SQuAD is SentencePiece only.",

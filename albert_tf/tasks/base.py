@@ -12,29 +12,41 @@ from typing import Any
 
 from absl import logging
 
-from albert_tf.config import AlbertConfig, ConfigError
+from albert_tf.config import SHARING_MODES, AlbertConfig, ConfigError
 from albert_tf.data.batching import DEFAULT_BUCKET_LENGTHS, bucket_boundaries
 from albert_tf.tokenization import FullTokenizer
-from albert_tf.training.run_config import ExperimentConfig, validate_options
+from albert_tf.training.run_config import ExperimentConfig, option, validate_options
 from albert_tf.training.task import TRAIN, Task, TaskError
 
 
 @dataclasses.dataclass
 class FineTuningOptions:
-    """The options every fine-tuning task shares (``cli.flags.define_fine_tuning_flags`` defines their flags);
-    each task's options dataclass adds its own fields and its own ``max_seq_length`` default."""
+    """The options every fine-tuning task shares; each task's options dataclass adds its own fields and its own
+    ``max_seq_length`` default. A field declared with :func:`~albert_tf.training.run_config.option` is its own
+    flag (``run_config.define_option_flags``); the others ``cli.flags.define_fine_tuning_flags`` defines."""
 
     albert_config_file: str = ""
     spm_model_file: str | None = None
     vocab_file: str | None = None
     do_lower_case: bool = True
     max_seq_length: int = 512
-    sharing: str = "all"
+    sharing: str = option("all", "Cross-layer sharing (paper Table 4).", choices=SHARING_MODES)
     cached_dir: str | None = None
-    #: Length buckets of the input batches (``data.batching``); ``none`` pads every batch to ``max_seq_length``.
-    bucket_lengths: str = DEFAULT_BUCKET_LENGTHS
-    #: Write the training cache in a seeded permutation (``data.cache.training_order``); False: the file's order.
-    shuffle_train_examples: bool = True
+    bucket_lengths: str = option(
+        DEFAULT_BUCKET_LENGTHS,
+        "Length bucketing (albert_tf.data.batching): each batch, and each request to an export's raw-text "
+        "signature, is cut to its longest real sequence rounded up to the next of these lengths (capped at "
+        "--max_seq_length), so XLA/TPUs see few shapes; results equal fixed padding up to float rounding (SQuAD v1 "
+        "training, whose official loss sees padding, and training on TPUs keep the full length; an export's "
+        "serve_token_ids runs at the length sent). 'none': pad every batch and request to --max_seq_length.")
+    shuffle_train_examples: bool = option(
+        True,
+        "Write the training features in one seeded permutation (random.Random(12345), as the official run_squad "
+        "does), split into up to 128 files; training reads the files in an order drawn from --seed anew each "
+        "epoch, then through a 1,000-record shuffle buffer, every example once per epoch, so each seed (and trial) "
+        "starts from other examples. --noshuffle_train_examples writes one file in the training file's order, read "
+        "through the buffer alone, as the official run_classifier.py and run_race.py do: a sorted file (STS-B's is "
+        "sorted by genre) then trains on one part of it at a time.")
 
     def __post_init__(self) -> None:
         try:  # a bad --bucket_lengths is an option error, found before any work

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from albert_tf.checkpoints.pretrained import fill_from_preset
@@ -19,6 +19,41 @@ from albert_tf.checkpoints.pretrained import fill_from_preset
 
 class RunError(ValueError):
     """A flag combination or an output directory that cannot work; raised before any training."""
+
+
+def option(default: Any, help: str, *, choices: Sequence[str] | None = None,  # noqa: A002 - absl's word
+           aliases: tuple[str, ...] = ()) -> Any:
+    """A field of an options dataclass that is also a command-line flag of the same name: its default, ``--help``
+    text, allowed values and alias flag names are declared here once, and :func:`define_option_flags` defines the
+    flag from them."""
+    return dataclasses.field(default=default, metadata={"help": help, "choices": tuple(choices or ()),
+                                                        "aliases": tuple(aliases)})
+
+
+def define_option_flags(options_type: type, fv: Any, names: Sequence[str] | None = None) -> None:
+    """Define on ``fv`` (an absl ``FlagValues``) one flag per field of ``options_type`` declared with :func:`option`
+    (or only ``names``), typed by the field's annotation: ``bool``, ``int``, ``float``, ``str`` (an enum where the
+    field lists its choices), each also ``... | None``; an empty-string default is no default. A flag already on
+    ``fv`` (a shared one) is left as it is."""
+    import typing
+
+    from absl import flags
+
+    hints = typing.get_type_hints(options_type)
+    for field in dataclasses.fields(options_type):
+        meta = field.metadata
+        if "help" not in meta or (names is not None and field.name not in names) or field.name in fv:
+            continue
+        kind = next(t for t in typing.get_args(hints[field.name]) or (hints[field.name],) if t is not type(None))
+        default = None if field.default == "" else field.default
+        if meta["choices"]:
+            flags.DEFINE_enum(field.name, default, list(meta["choices"]), meta["help"], flag_values=fv)
+        else:
+            define = {bool: flags.DEFINE_bool, int: flags.DEFINE_integer, float: flags.DEFINE_float,
+                      str: flags.DEFINE_string}[kind]
+            define(field.name, default, meta["help"], flag_values=fv)
+        for alias in meta["aliases"]:
+            flags.DEFINE_alias(alias, field.name, flag_values=fv)
 
 
 @dataclasses.dataclass

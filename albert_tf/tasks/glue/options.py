@@ -6,9 +6,10 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from albert_tf.data.glue.processors import PROCESSORS
 from albert_tf.data.packing import PACKING_MODES
 from albert_tf.tasks.base import FineTuningOptions
-from albert_tf.training.run_config import ExperimentConfig
+from albert_tf.training.run_config import ExperimentConfig, option
 from albert_tf.training.task import TaskError
 
 
@@ -16,20 +17,30 @@ from albert_tf.training.task import TaskError
 class GlueOptions(FineTuningOptions):
     """The GLUE task's own ``run_classifier`` flags (official names and defaults)."""
 
-    data_dir: str = ""
-    task_name: str = ""
+    data_dir: str = option("", "GLUE root folder holding <TASK>/train.tsv, dev.tsv, test.tsv (required).")
+    task_name: str = option("", "GLUE task (case-insensitive): " + ", ".join(PROCESSORS) + " (required; for an "
+                            "export, the task the checkpoint was fine-tuned on: its labels, pair or single).")
     max_seq_length: int = 512
-    classifier_dropout: float = 0.1
-    threshold_to_export: float | None = None
-    export_jit_compile: bool = False
-    #: The export's raw-text and tf.Example signatures run the dense layers on real tokens only.
-    export_real_tokens: bool = False
-    #: Training batches as packed rows (``albert_tf.data.packing``); ``none``: one example per row.
-    packing: str = "first_fit"
+    classifier_dropout: float = option(0.1, "Dropout on the pooled output before the classifier (official 0.1).")
+    threshold_to_export: float | None = option(
+        None, "With --export_dir: also return this float scalar as 'threshold' from every signature (default: none).")
+    export_jit_compile: bool = option(
+        False, "With --export_dir: run the model's forward under XLA in every signature (same outputs; lower CPU "
+        "latency at batch 1; the first request of each shape compiles).")
+    export_real_tokens: bool = option(
+        False, "With --export_dir: the raw-text and tf.Example signatures send only each request's real tokens "
+        "through the embeddings, projections and FFN (same outputs; the padding of a mixed-length batch costs no "
+        "dense-layer work). Not with --export_jit_compile: XLA cannot compile a data-dependent token count.")
+    packing: str = option(
+        "first_fit", "Training batches as packed rows: several examples share a row of --max_seq_length tokens, each "
+        "attending only to its own tokens, with its own positions and [CLS] (sequence packing without "
+        "cross-contamination; exact: same losses and gradients up to float rounding, less padding computed). "
+        "'none': one example per row (then --bucket_lengths trims). Evaluation and prediction are not packed; TPU "
+        "training is never packed.", choices=PACKING_MODES)
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if self.packing not in PACKING_MODES:
+        if self.packing not in PACKING_MODES:  # the Python API has no flag to check it
             raise TaskError(f"--packing={self.packing!r}: expected one of {', '.join(PACKING_MODES)}")
         if self.export_real_tokens and self.export_jit_compile:
             raise TaskError("--export_real_tokens runs a data-dependent number of tokens, which XLA cannot compile: "

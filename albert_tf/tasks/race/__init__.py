@@ -13,6 +13,7 @@ Its task and model are imported on first use (``albert_tf.tasks`` says why).
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from albert_tf.checkpoints.heads import declare_head_module
@@ -20,6 +21,7 @@ from albert_tf.data.race import RaceDataError
 from albert_tf.lazy import lazy_names
 from albert_tf.tasks.race.options import RaceOptions, make_config
 from albert_tf.tasks.registry import TaskExport, register_task
+from albert_tf.training.run_config import define_option_flags
 
 # Public name -> the module of this package that defines it.
 _LAZY = {
@@ -33,14 +35,6 @@ __all__ = ["TASK", "RaceOptions", "make_config", *_LAZY]
 __getattr__, __dir__ = lazy_names(__name__, _LAZY, globals())
 
 declare_head_module(f"{__name__}.model")
-
-
-def _define_export_flags(fv: Any) -> None:
-    from absl import flags
-
-    if "max_qa_length" not in fv:
-        flags.DEFINE_integer("max_qa_length", RaceOptions.max_qa_length,
-                             "Question + option tokens kept (the last ones).", flag_values=fv)
 
 
 def _export(fv: Any) -> str:
@@ -62,7 +56,7 @@ serve_token_ids (input_ids/input_mask/segment_ids [B, 4, L]).
 
   export_savedmodel --task=race --albert_config_file=albert_base_v2 --spm_model_file=30k-clean.model \\
       --max_seq_length=512 --max_qa_length=128 --checkpoint=out/race/best/ckpt-best --export_dir=serving/race""",
-    define_flags=_define_export_flags,
+    define_flags=functools.partial(define_option_flags, RaceOptions, names=("max_qa_length",)),
     export=_export,
     errors=(RaceDataError,),
 ))

@@ -7,25 +7,26 @@ import dataclasses
 from typing import Any
 
 from albert_tf.tasks.base import FineTuningOptions
-from albert_tf.training.run_config import ExperimentConfig
+from albert_tf.training.run_config import ExperimentConfig, option
 
 
 @dataclasses.dataclass
 class RaceOptions(FineTuningOptions):
     """The RACE task's own ``run_race`` flags (official names and defaults, official ``race_utils.py``)."""
 
-    data_dir: str = ""
-    task_name: str = "race"
+    data_dir: str = option("", "Folder holding RACE/{train,dev,test}/{middle,high}/ (required).")
+    task_name: str = option("race", "Official flag: the task ('race').")
     max_seq_length: int = 512
-    max_qa_length: int = 128
-    dropout_prob: float = 0.1
-    middle_only: bool = False
-    high_only: bool = False
+    max_qa_length: int = option(128, "Question + option tokens kept (the last ones).")
+    dropout_prob: float = option(0.1, "Dropout on the pooled output before the choice head.")
+    middle_only: bool = option(False, "Only the middle-school questions.")
+    high_only: bool = option(False, "Only the high-school questions.")
     # Official cache-file flags (TFRecord paths): our caches are keyed by content, so only their directory is used.
-    train_file: str | None = None
-    eval_file: str | None = None
-    predict_file: str | None = None
-    num_keep_checkpoint: int = 5  # official flag, unused there too; --keep_checkpoint_max prunes
+    train_file: str | None = option(None, "Official flag (a TFRecord cache path): its directory holds the training "
+                                          "feature cache (keyed file names).")
+    eval_file: str | None = option(None, "Official flag: its directory holds the dev feature cache.")
+    predict_file: str | None = option(None, "Official flag: its directory holds the test feature cache.")
+    num_keep_checkpoint: int = option(5, "Official flag, unused (as in the official); see --keep_checkpoint_max.")
 
 
 def make_config(*, fetch_preset: bool = True, **options: Any) -> ExperimentConfig:

@@ -17,6 +17,7 @@ Its task and model are imported on first use (``albert_tf.tasks`` says why).
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from albert_tf.checkpoints.heads import declare_head_module
@@ -24,6 +25,7 @@ from albert_tf.data.squad import SquadDataError
 from albert_tf.lazy import lazy_names
 from albert_tf.tasks.registry import TaskExport, register_task
 from albert_tf.tasks.squad.options import SquadOptions, make_config
+from albert_tf.training.run_config import define_option_flags
 
 # Public name -> the module of this package that defines it.
 _LAZY = {
@@ -40,29 +42,9 @@ __getattr__, __dir__ = lazy_names(__name__, _LAZY, globals())
 
 declare_head_module(f"{__name__}.model")
 
-#: The run_squad flags that shape the windows, the head and the answers: export_savedmodel takes them with
-#: run_squad's names and defaults (:class:`SquadOptions`).
-EXPORT_OPTIONS = (
-    ("version_2_with_negative", "SQuAD 2.0 head (beam + answer class)."),
-    ("doc_stride", "Tokens between the starts of two context windows."),
-    ("max_query_length", "Question tokens kept."),
-    ("max_answer_length", "Longest answer, in tokens."),
-    ("n_best_size", "v1: start and end candidates per window."),
-    ("start_n_top", "v2 beam: start positions kept."),
-    ("end_n_top", "v2 beam: end positions kept per start."),
-    ("null_score_diff_threshold", "v2: has_answer = null_score < this threshold."),
-)
-
-
-def _define_export_flags(fv: Any) -> None:
-    from absl import flags
-
-    defaults = SquadOptions()
-    define = {bool: flags.DEFINE_bool, int: flags.DEFINE_integer, float: flags.DEFINE_float}
-    for name, help_text in EXPORT_OPTIONS:
-        if name not in fv:
-            default = getattr(defaults, name)
-            define[type(default)](name, default, help_text, flag_values=fv)
+#: The run_squad options that shape the windows, the head and the answers: export_savedmodel takes them as flags.
+EXPORT_FLAGS = ("version_2_with_negative", "doc_stride", "max_query_length", "max_answer_length", "n_best_size",
+                "start_n_top", "end_n_top", "null_score_diff_threshold")
 
 
 def _export(fv: Any) -> str:
@@ -71,7 +53,7 @@ def _export(fv: Any) -> str:
     return export_checkpoint(
         fv.checkpoint, fv.export_dir, albert_config_file=fv.albert_config_file, spm_model_file=fv.spm_model_file,
         max_seq_length=fv.max_seq_length, do_lower_case=fv.do_lower_case, sharing=fv.sharing,
-        **{name: fv[name].value for name, _ in EXPORT_OPTIONS},
+        **{name: fv[name].value for name in EXPORT_FLAGS},
     )
 
 
@@ -86,7 +68,7 @@ offsets into the context, score; v2 also null_score and has_answer at --null_sco
   export_savedmodel --task=squad --version_2_with_negative --albert_config_file=albert_base_v2 \\
       --spm_model_file=30k-clean.model --max_seq_length=384 --checkpoint=out/squad2/best/ckpt-best \\
       --export_dir=serving/squad2""",
-    define_flags=_define_export_flags,
+    define_flags=functools.partial(define_option_flags, SquadOptions, names=EXPORT_FLAGS),
     export=_export,
     errors=(SquadDataError,),
 ))

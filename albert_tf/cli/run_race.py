@@ -16,72 +16,44 @@ that TF Serving answers from raw text (article, question, options [B, 4] -> prob
 
 from __future__ import annotations
 
-from absl import flags
+from typing import Any
 
-from albert_tf.cli import app
-from albert_tf.cli import flags as shared
+from albert_tf.cli.fine_tuning import FineTuningCommand
+from albert_tf.data.race import RaceDataError
 from albert_tf.tasks.race.options import RaceOptions
-from albert_tf.training.run_config import define_option_flags
-
-FLAGS = flags.FLAGS
 
 
-def define_flags(fv: flags.FlagValues = FLAGS) -> None:
-    """The flags of run_race on ``fv`` (idempotent): official names and defaults of run_race.py."""
-    if "max_qa_length" in fv:
-        return
-    flags.DEFINE_bool("do_predict", False, "Predict the test split into predictions.tsv.", flag_values=fv)
-    flags.DEFINE_string("export_dir", None,
-                        "Write a SavedModel (raw article/question/options serving_default + token-id "
-                        "serve_token_ids) of the best weights to <dir>/<step>.", flag_values=fv)
-    define_option_flags(RaceOptions, fv)
-    shared.define_fine_tuning_flags(
-        fv, max_seq_length=512, max_seq_length_help="Tokens per option: [CLS] article [SEP] question+option [SEP].",
-        optimizer="adamw", learning_rate=1e-5, num_train_steps=12000, num_warmup_steps=1000, steps_per_loop=1000,
-        save_checkpoints_steps=100, keep_checkpoint_max=0, train_batch_size=32, eval_batch_size=8, max_eval_steps=0,
-        do_train=True,
-    )
-    fv.set_default("do_eval", True)  # official default
-
-
-def config_from_flags(fv: flags.FlagValues = FLAGS, fetch: bool = True):
-    """The run's ExperimentConfig: every flag to its one field (no TensorFlow yet); ``fetch``: fetch the pretrained
-    preset ``--init_checkpoint`` may name and fill in its files."""
-    from albert_tf.tasks.race.options import make_config
-
-    return make_config(fetch_preset=fetch, **shared.fine_tuning_values(fv, fetch))
-
-
-def _main(argv: list[str]) -> int:
-    from albert_tf.tasks.race.inputs import check_inputs
-
-    # flags, then the RACE files, both before a preset's download and TensorFlow's start-up
-    config = shared.checked_config(lambda fetch: config_from_flags(fetch=fetch), check_inputs)
-    from albert_tf.tasks import race
-
-    summary = race.run(config)
+def _report(summary: dict[str, Any]) -> list[str]:
+    lines = []
     best = summary.get("best")
     if best:
         levels = ", ".join(f"{k} {best[k]:.4f}" for k in ("accuracy_middle", "accuracy_high") if k in best)
-        print(f"best accuracy = {best['accuracy']:.4f} ({levels}) at step {best['global_step']}", flush=True)
+        lines.append(f"best accuracy = {best['accuracy']:.4f} ({levels}) at step {best['global_step']}")
     scores = (summary.get("predict") or {}).get("scores")
     if scores:
-        print(f"test accuracy = {scores['accuracy']:.4f} on {scores['num_questions']} questions", flush=True)
-    return 0
+        lines.append(f"test accuracy = {scores['accuracy']:.4f} on {scores['num_questions']} questions")
+    return lines
 
 
-def expected_errors() -> tuple[type[BaseException], ...]:
-    """The failures a user can cause: the shared ones and the task's data errors (``cli.flags.expected_errors``)."""
-    from albert_tf.data.race import RaceDataError
-
-    return shared.expected_errors(RaceDataError)
-
-
-def main(argv: list[str] | None = None) -> None:
-    """Console script ``run_race``."""
-    define_flags()
-    app.run(_main, __doc__, errors=expected_errors(), argv=argv)
-
+COMMAND = FineTuningCommand(
+    doc=__doc__,
+    package="albert_tf.tasks.race",
+    options_type=RaceOptions,
+    data_error=RaceDataError,
+    run_help={
+        "do_predict": "Predict the test split into predictions.tsv.",
+        "export_dir": "Write a SavedModel (raw article/question/options serving_default + token-id serve_token_ids) "
+                      "of the best weights to <dir>/<step>.",
+    },
+    shared_help={"max_seq_length": "Tokens per option: [CLS] article [SEP] question+option [SEP]."},
+    training_defaults=dict(optimizer="adamw", learning_rate=1e-5, num_train_steps=12000, num_warmup_steps=1000,
+                           steps_per_loop=1000, save_checkpoints_steps=100, keep_checkpoint_max=0,
+                           train_batch_size=32, eval_batch_size=8, max_eval_steps=0, do_train=True),
+    flag_defaults={"do_eval": True},  # official default
+    report=_report,
+)
+define_flags, config_from_flags, expected_errors, main = (
+    COMMAND.define_flags, COMMAND.config_from_flags, COMMAND.expected_errors, COMMAND.main)
 
 if __name__ == "__main__":
     main()

@@ -20,82 +20,53 @@ has_answer), windows and post-processing in the graph.
 
 from __future__ import annotations
 
-from absl import flags
+from typing import Any
 
-from albert_tf.cli import app
-from albert_tf.cli import flags as shared
+from albert_tf.cli.fine_tuning import FineTuningCommand
+from albert_tf.data.squad import SquadDataError
 from albert_tf.tasks.squad.options import SquadOptions
-from albert_tf.training.run_config import define_option_flags
-
-FLAGS = flags.FLAGS
 
 
-def define_flags(fv: flags.FlagValues = FLAGS) -> None:
-    """The flags of run_squad on ``fv`` (idempotent): official names and defaults of run_squad_v1/v2.py."""
-    if "version_2_with_negative" in fv:
-        return
-    flags.DEFINE_bool("do_predict", False,
-                      "Write predictions.json, nbest_predictions.json and (v2) null_odds.json for --predict_file.",
-                      flag_values=fv)
-    flags.DEFINE_string("export_dir", None,
-                        "Write a SavedModel (raw question/context serving_default + token-id serve_token_ids) of the "
-                        "best weights to <dir>/<step>.", flag_values=fv)
-    define_option_flags(SquadOptions, fv)
-    shared.define_fine_tuning_flags(
-        fv, max_seq_length=384, max_seq_length_help="Tokens per window: [CLS] question [SEP] context [SEP].",
-        spm_model_file_help="SentencePiece model (30k-clean.model); SQuAD is SentencePiece only.",
-        vocab_file_help="Official flag; WordPiece is not supported for SQuAD.",
-        cached_dir_help="Where feature TFRecords + JSON side files are cached (default: the directory of "
-        "--train_feature_file/--predict_feature_file, else --output_dir).",
-        optimizer="adamw", learning_rate=5e-5, num_train_steps=0, num_warmup_steps=-1, steps_per_loop=1000,
-        save_checkpoints_steps=1000, keep_checkpoint_max=0, train_batch_size=32, eval_batch_size=8, max_eval_steps=0,
-    )
-    fv["num_train_steps"].help = "Optimizer updates; 0: from --num_train_epochs (official)."
-    fv["num_warmup_steps"].help = "Linear warmup steps; < 0: int(num_train_steps * --warmup_proportion) (official)."
-
-
-def config_from_flags(fv: flags.FlagValues = FLAGS, fetch: bool = True):
-    """The run's ExperimentConfig: every flag to its one field (no TensorFlow yet); ``fetch``: fetch the pretrained
-    preset ``--init_checkpoint`` may name and fill in its files."""
-    from albert_tf.tasks.squad.options import make_config
-
-    return make_config(fetch_preset=fetch, **shared.fine_tuning_values(fv, fetch))
-
-
-def _main(argv: list[str]) -> int:
-    from albert_tf.tasks.squad.inputs import check_inputs
-
-    # flags, then the JSON files, both before a preset's download and TensorFlow's start-up; the step counts the
-    # data gives are checked once the task has counted them
-    config = shared.checked_config(lambda fetch: config_from_flags(fetch=fetch), check_inputs,
-                                   schedule_from_data=True)
-    from albert_tf.tasks import squad
-
-    summary = squad.run(config)
+def _report(summary: dict[str, Any]) -> list[str]:
+    lines = []
     best = summary.get("best")
     if best:
-        print(f"best f1 = {best['f1']:.2f} (exact {best['exact']:.2f}) at step {best['global_step']}", flush=True)
+        lines.append(f"best f1 = {best['f1']:.2f} (exact {best['exact']:.2f}) at step {best['global_step']}")
     scores = (summary.get("predict") or {}).get("scores")
     if scores:
-        print("predictions: " + ", ".join(f"{k} {v:.2f}" for k, v in scores.items() if isinstance(v, float)),
-              flush=True)
+        lines.append("predictions: " + ", ".join(f"{k} {v:.2f}" for k, v in scores.items() if isinstance(v, float)))
     if summary.get("export_dir"):
-        print(f"exported {summary['export_dir']}", flush=True)
-    return 0
+        lines.append(f"exported {summary['export_dir']}")
+    return lines
 
 
-def expected_errors() -> tuple[type[BaseException], ...]:
-    """The failures a user can cause: the shared ones and the task's data errors (``cli.flags.expected_errors``)."""
-    from albert_tf.data.squad import SquadDataError
-
-    return shared.expected_errors(SquadDataError)
-
-
-def main(argv: list[str] | None = None) -> None:
-    """Console script ``run_squad``."""
-    define_flags()
-    app.run(_main, __doc__, errors=expected_errors(), argv=argv)
-
+COMMAND = FineTuningCommand(
+    doc=__doc__,
+    package="albert_tf.tasks.squad",
+    options_type=SquadOptions,
+    data_error=SquadDataError,
+    run_help={
+        "do_predict": "Write predictions.json, nbest_predictions.json and (v2) null_odds.json for --predict_file.",
+        "export_dir": "Write a SavedModel (raw question/context serving_default + token-id serve_token_ids) of the "
+                      "best weights to <dir>/<step>.",
+    },
+    shared_help={
+        "max_seq_length": "Tokens per window: [CLS] question [SEP] context [SEP].",
+        "spm_model_file": "SentencePiece model (30k-clean.model); SQuAD is SentencePiece only.",
+        "vocab_file": "Official flag; WordPiece is not supported for SQuAD.",
+        "cached_dir": "Where feature TFRecords + JSON side files are cached (default: the directory of "
+                      "--train_feature_file/--predict_feature_file, else --output_dir).",
+        "num_train_steps": "Optimizer updates; 0: from --num_train_epochs (official).",
+        "num_warmup_steps": "Linear warmup steps; < 0: int(num_train_steps * --warmup_proportion) (official).",
+    },
+    training_defaults=dict(optimizer="adamw", learning_rate=5e-5, num_train_steps=0, num_warmup_steps=-1,
+                           steps_per_loop=1000, save_checkpoints_steps=1000, keep_checkpoint_max=0,
+                           train_batch_size=32, eval_batch_size=8, max_eval_steps=0),
+    report=_report,
+    schedule_from_data=True,
+)
+define_flags, config_from_flags, expected_errors, main = (
+    COMMAND.define_flags, COMMAND.config_from_flags, COMMAND.expected_errors, COMMAND.main)
 
 if __name__ == "__main__":
     main()

@@ -44,16 +44,19 @@ def define_option_flags(options_type: type, fv: Any, names: Sequence[str] | None
         meta = field.metadata
         if "help" not in meta or (names is not None and field.name not in names) or field.name in fv:
             continue
+        # --helpfull lists a flag under the module of the dataclass that declares its field
+        owner = next(c for c in options_type.__mro__ if field.name in c.__dict__.get("__annotations__", {}))
         kind = next(t for t in typing.get_args(hints[field.name]) or (hints[field.name],) if t is not type(None))
         default = None if field.default == "" else field.default
         if meta["choices"]:
-            flags.DEFINE_enum(field.name, default, list(meta["choices"]), meta["help"], flag_values=fv)
+            flags.DEFINE_enum(field.name, default, list(meta["choices"]), meta["help"], flag_values=fv,
+                              module_name=owner.__module__)
         else:
             define = {bool: flags.DEFINE_bool, int: flags.DEFINE_integer, float: flags.DEFINE_float,
                       str: flags.DEFINE_string}[kind]
-            define(field.name, default, meta["help"], flag_values=fv)
+            define(field.name, default, meta["help"], flag_values=fv, module_name=owner.__module__)
         for alias in meta["aliases"]:
-            flags.DEFINE_alias(alias, field.name, flag_values=fv)
+            flags.DEFINE_alias(alias, field.name, flag_values=fv, module_name=owner.__module__)
 
 
 @dataclasses.dataclass

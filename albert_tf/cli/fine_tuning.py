@@ -21,6 +21,9 @@ from albert_tf.cli import flags as shared
 from albert_tf.training.run_config import ExperimentConfig, define_option_flags
 
 FLAGS = flags.FLAGS
+#: The training-flag defaults every fine-tuning runner shares (the official runners'); each command adds its own.
+TRAINING_DEFAULTS = {"optimizer": "adamw", "steps_per_loop": 1000, "keep_checkpoint_max": 0, "train_batch_size": 32,
+                     "eval_batch_size": 8, "max_eval_steps": 0}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -33,7 +36,8 @@ class FineTuningCommand:
     * ``data_error``: the task's input error (one line, exit 2);
     * ``run_help``: the help of ``--do_predict`` and ``--export_dir`` for this task;
     * ``shared_help``: help texts of shared flags that say something task-specific (``max_seq_length``, ...);
-    * ``training_defaults``: the runner's defaults of the shared training flags (official values);
+    * ``training_defaults``: the runner's own defaults of the shared training flags (official values), over
+      :data:`TRAINING_DEFAULTS`;
     * ``flag_defaults``: shared flags whose default this runner changes (``do_eval`` on for RACE);
     * ``report(summary)``: the lines printed after the run;
     * ``schedule_from_data``: the step counts follow from the data (SQuAD's epochs), checked once counted.
@@ -60,7 +64,7 @@ class FineTuningCommand:
         define_option_flags(self.options_type, fv)
         shared.define_fine_tuning_flags(fv, max_seq_length=self.options_type.max_seq_length,
                                         max_seq_length_help=self.shared_help["max_seq_length"],
-                                        **self.training_defaults)
+                                        **{**TRAINING_DEFAULTS, **self.training_defaults})
         for name, text in self.shared_help.items():
             fv[name].help = text
         for name, value in self.flag_defaults.items():

@@ -38,9 +38,8 @@ COMMAND = FineTuningCommand(
                       "<dir>/<step>.",
     },
     shared_help={"max_seq_length": "Tokens per example after packing; <= max_position_embeddings."},
-    training_defaults=dict(optimizer="adamw", learning_rate=5e-5, num_train_steps=1000, num_warmup_steps=0,
-                           steps_per_loop=1000, save_checkpoints_steps=1000, keep_checkpoint_max=0,
-                           train_batch_size=32, eval_batch_size=8, max_eval_steps=0),
+    training_defaults={"learning_rate": 5e-5, "num_train_steps": 1000, "num_warmup_steps": 0,
+                       "save_checkpoints_steps": 1000},
     report=_report,
 )
 define_flags, config_from_flags, expected_errors, main = (

@@ -46,9 +46,8 @@ COMMAND = FineTuningCommand(
                       "of the best weights to <dir>/<step>.",
     },
     shared_help={"max_seq_length": "Tokens per option: [CLS] article [SEP] question+option [SEP]."},
-    training_defaults=dict(optimizer="adamw", learning_rate=1e-5, num_train_steps=12000, num_warmup_steps=1000,
-                           steps_per_loop=1000, save_checkpoints_steps=100, keep_checkpoint_max=0,
-                           train_batch_size=32, eval_batch_size=8, max_eval_steps=0, do_train=True),
+    training_defaults={"learning_rate": 1e-5, "num_train_steps": 12000, "num_warmup_steps": 1000,
+                       "save_checkpoints_steps": 100, "do_train": True},
     flag_defaults={"do_eval": True},  # official default
     report=_report,
 )

@@ -59,9 +59,8 @@ COMMAND = FineTuningCommand(
         "num_train_steps": "Optimizer updates; 0: from --num_train_epochs (official).",
         "num_warmup_steps": "Linear warmup steps; < 0: int(num_train_steps * --warmup_proportion) (official).",
     },
-    training_defaults=dict(optimizer="adamw", learning_rate=5e-5, num_train_steps=0, num_warmup_steps=-1,
-                           steps_per_loop=1000, save_checkpoints_steps=1000, keep_checkpoint_max=0,
-                           train_batch_size=32, eval_batch_size=8, max_eval_steps=0),
+    training_defaults={"learning_rate": 5e-5, "num_train_steps": 0, "num_warmup_steps": -1,
+                       "save_checkpoints_steps": 1000},
     report=_report,
     schedule_from_data=True,
 )

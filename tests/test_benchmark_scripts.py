@@ -392,7 +392,7 @@ def test_parity_torch_only_bad_records_is_one_line(tmp_path, args, expect):
 def test_activation_memory_smoke():
     """benchmarks/activation_memory.py on the tiny config: its processes run, the JSON has the two ratios the
     README reads and each process's floor, peak and step times."""
-    out = _run(str(ROOT / "benchmarks" / "activation_memory.py"), "--model=albert_tiny", "--seq=32", "--batch=2",
+    out = _run("benchmarks/activation_memory.py", "--model=albert_tiny", "--seq=32", "--batch=2",
                "--steps=1", "--repeats=1", "--check_largest=0")
     assert {"activation_memory_ratio", "step_time_ratio", "largest_batch"} <= set(out)
     assert out["step_time_ratio"] > 0
@@ -628,3 +628,12 @@ def test_tflite_quantization_smoke_on_a_trained_run(shared_data, tmp_path):
     assert set(variants) == {"savedmodel", "tflite_none", "tflite_dynamic", "tflite_float16"}
     assert variants["tflite_dynamic"]["size_ratio_to_float32"] < 0.5
     assert abs(variants["tflite_none"]["metric_difference_to_savedmodel"]["accuracy"]) < 0.01
+
+
+def test_every_benchmark_script_has_a_smoke_test_here():
+    """A benchmark without a test breaks unseen when the package changes under it (serving_latency.py did):
+    every script in benchmarks/ is run by a test of this file."""
+    text = pathlib.Path(__file__).read_text(encoding="utf-8")
+    scripts = sorted(p.name for p in (ROOT / "benchmarks").glob("*.py") if p.name != "common.py")
+    assert len(scripts) >= 17
+    assert [s for s in scripts if f'"benchmarks/{s}"' not in text] == []

@@ -12,7 +12,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
+from typing import Any
 
 import keras
 from keras import ops
@@ -21,6 +23,37 @@ from albert_tf.modeling.initializers import truncated_normal
 from albert_tf.modeling.recompute import dropout
 
 MASK_NEGATIVE = -10000.0
+
+
+@dataclasses.dataclass(frozen=True)
+class TokenLayout:
+    """Where the real tokens of a batch of rows stand, for layers that compute on those tokens alone.
+
+    ``positions`` [T]: each real token's flat index into rows of shape ``row_shape`` (an int32 [2] tensor (R, L): the
+    batch size is data-dependent, so it travels as a tensor). The embeddings, projections and FFN work on the [T, H]
+    token activations; attention alone needs the rows (:meth:`to_rows`, :meth:`from_rows`), and the encoder's
+    output is laid back into rows at its edge.
+    """
+
+    positions: Any
+    row_shape: Any
+
+    @classmethod
+    def of(cls, real: Any) -> TokenLayout:
+        """The layout of the true entries of the [R, L] boolean ``real``."""
+        positions = ops.nonzero(ops.reshape(real, (-1,)))[0]  # [T], ascending
+        row_shape = ops.stack([ops.convert_to_tensor(d, "int32") for d in ops.shape(real)])
+        return cls(positions, row_shape)
+
+    def take(self, rows: Any) -> Any:
+        """[R, L, ...] -> the real tokens' entries [T, ...]."""
+        flat = ops.reshape(rows, (-1, *rows.shape[2:]))
+        return ops.take(flat, self.positions, axis=0)
+
+    def to_rows(self, tokens: Any) -> Any:
+        """[T, D] -> [R, L, D], zero at padding."""
+        r, length, width = self.row_shape[0], self.row_shape[1], tokens.shape[-1]
+        return ops.reshape(ops.scatter(self.positions[:, None], tokens, (r * length, width)), (r, length, width))
 
 
 def attention_bias_from_mask(input_mask, dtype="float32"):
@@ -73,16 +106,16 @@ class AlbertAttention(keras.layers.Layer):
         self.output_bias = self.add_weight(name="output_bias", shape=(h,), initializer="zeros")
         self.built = True
 
-    def call(self, x, attention_bias, training=None, query_input=None, token_positions=None, row_shape=None):
+    def call(self, x, attention_bias, training=None, query_input=None, layout=None):
         """``x`` [B, S, H] -> [B, S, H]; with ``query_input`` [B, P, H] the queries come only from those rows.
 
         ``query_input`` (the last layer's subset path, see ``TransformerBlock``) gives [B, P, H]: keys and
         values still come from every row of ``x``, so each output row equals that row of the full call.
 
-        Unpadded tokens (``AlbertEncoder.call_packed``): ``x`` [T, H] holds only the real tokens of rows of shape
-        ``row_shape`` (R, L), token ``t`` at the flat position ``token_positions[t]`` of those rows. The Q, K, V and
-        output projections run on the T tokens; only the scores and their weighted sum are computed per row (Q, K, V
-        scattered into [R, L, 3H], zero at padding, whose keys ``attention_bias`` masks). Returns [T, H].
+        Unpadded tokens (``AlbertEncoder.call_packed``): with a :class:`TokenLayout`, ``x`` [T, H] holds only the
+        real tokens of its rows. The Q, K, V and output projections run on the T tokens; only the scores and their
+        weighted sum are computed per row (Q, K, V laid into [R, L, 3H], zero at padding, whose keys
+        ``attention_bias`` masks). Returns [T, H].
         """
         if query_input is not None:
             return self._call_query_subset(x, query_input, attention_bias, training)
@@ -91,11 +124,9 @@ class AlbertAttention(keras.layers.Layer):
         kernel = ops.concatenate([self.query_kernel, self.key_kernel, self.value_kernel], axis=1)
         bias = ops.concatenate([self.query_bias, self.key_bias, self.value_bias], axis=0)
         qkv = ops.matmul(x, ops.cast(kernel, dtype)) + ops.cast(bias, dtype)  # [B, S, 3H] or [T, 3H]
-        if token_positions is not None:
-            b, s = row_shape[0], row_shape[1]
-            qkv = ops.scatter(token_positions[:, None], qkv, (b * s, 3 * n * d))
-        else:
-            b, s = ops.shape(x)[0], ops.shape(x)[1]
+        if layout is not None:
+            qkv = layout.to_rows(qkv)  # [R, L, 3H]
+        b, s = ops.shape(qkv)[0], ops.shape(qkv)[1]
         qkv = ops.transpose(ops.reshape(qkv, (b, s, 3 * n, d)), (0, 2, 1, 3))  # [B, 3N, S, D]
         # split (whose gradient is a concat), not indexing: a strided-slice gradient writes a
         # zero-filled copy of the whole tensor per slice, which was 10% of the step on CPU.
@@ -107,8 +138,8 @@ class AlbertAttention(keras.layers.Layer):
         probs = dropout(self.attention_dropout, ops.cast(probs, dtype), training)
         context = ops.matmul(probs, v)  # [B, N, S, D]
         context = ops.reshape(ops.transpose(context, (0, 2, 1, 3)), (b, s, n * d))
-        if token_positions is not None:
-            context = ops.take(ops.reshape(context, (b * s, n * d)), token_positions, axis=0)  # [T, H]
+        if layout is not None:
+            context = layout.take(context)  # [T, H]
         return ops.matmul(context, ops.cast(self.output_kernel, dtype)) + ops.cast(self.output_bias, dtype)
 
     def _call_query_subset(self, x, query_input, attention_bias, training):
@@ -138,8 +169,7 @@ class AlbertAttention(keras.layers.Layer):
         context = ops.reshape(ops.transpose(context, (0, 2, 1, 3)), (b, p, n * d))
         return ops.matmul(context, ops.cast(self.output_kernel, dtype)) + ops.cast(self.output_bias, dtype)
 
-    def compute_output_spec(self, x, attention_bias, training=None, query_input=None, token_positions=None,
-                            row_shape=None):
+    def compute_output_spec(self, x, attention_bias, training=None, query_input=None, layout=None):
         rows = x if query_input is None else query_input
         return keras.KerasTensor(tuple(rows.shape[:-1]) + (self.hidden_size,), dtype=self.compute_dtype)
 

@@ -37,7 +37,7 @@ import keras
 from keras import ops
 
 from albert_tf.config import SHARING_MODES, AlbertConfig, ConfigError
-from albert_tf.modeling.attention import attention_bias_from_example_ids, attention_bias_from_mask
+from albert_tf.modeling.attention import TokenLayout, attention_bias_from_example_ids, attention_bias_from_mask
 from albert_tf.modeling.embeddings import AlbertEmbeddings
 from albert_tf.modeling.initializers import truncated_normal
 from albert_tf.modeling.serialization import RebuiltFromConfig
@@ -285,28 +285,24 @@ class AlbertEncoder(RebuiltFromConfig, keras.Model):
         example in the order of ``example_positions``. The same layers (so the same variables) as the functional
         call; attention is block-diagonal, so every real token's output equals the unpacked one up to float rounding.
 
-        ``unpadded=True``: only the real tokens go through the embeddings and the dense layers (``token_positions``:
-        their flat positions in the rows, ``AlbertAttention.call``): the padding a packed row keeps at its end costs
-        only its share of the attention scores, not of the projections and the FFN (nearly all of a step's work). The
-        number of real tokens is data-dependent, which XLA does not compile (``jit_compile``; TensorFlow 2.21 aborts
-        the process): there ``unpadded=False`` computes every position of the rows (their padding included).
+        ``unpadded=True``: only the real tokens go through the embeddings and the dense layers (their
+        :class:`~albert_tf.modeling.attention.TokenLayout`, used by attention alone): the padding a packed row keeps at
+        its end costs only its share of the attention scores, not of the projections and the FFN (nearly all of a
+        step's work). The number of real tokens is data-dependent, which XLA does not compile (``jit_compile``;
+        TensorFlow 2.21 aborts the process): there ``unpadded=False`` computes every position of the rows (their
+        padding included).
         """
         hidden = self.config.hidden_size
+        layout, first_positions = None, features["example_positions"]
         if unpadded:
-            real = ops.reshape(ops.not_equal(features["input_mask"], 0), (-1,))
-            token_positions = ops.nonzero(real)[0]  # [T], ascending
-            # (R, L) as one int32 tensor: a layer's call takes no mix of tensors and Python ints (L static, R not).
-            row_shape = ops.stack([ops.convert_to_tensor(d, "int32") for d in ops.shape(features["input_mask"])])
+            real = ops.not_equal(features["input_mask"], 0)
+            layout = TokenLayout.of(real)
             # Each example's [CLS] as an index among the T tokens: how many real tokens precede its flat position.
-            first_positions = ops.take(ops.cumsum(ops.cast(real, "int32")) - 1, features["example_positions"], axis=0)
-        else:
-            token_positions = row_shape = None
-            first_positions = features["example_positions"]
+            first_positions = ops.take(ops.cumsum(ops.cast(ops.reshape(real, (-1,)), "int32")) - 1, first_positions,
+                                       axis=0)
 
         def tokens(name):  # [T] on the unpadded path, [R, L] on the rows
-            if unpadded:
-                return ops.take(ops.reshape(features[name], (-1,)), token_positions, axis=0)
-            return features[name]
+            return features[name] if layout is None else layout.take(features[name])
 
         x = self.embeddings(tokens("input_ids"), tokens("segment_ids"), training=training,
                             position_ids=tokens("position_ids"))
@@ -315,14 +311,12 @@ class AlbertEncoder(RebuiltFromConfig, keras.Model):
         attention_bias = attention_bias_from_example_ids(features["input_mask"])
         for row in self.layer_blocks:
             for block in row:
-                x = block(x, attention_bias, training=training, token_positions=token_positions,
-                          row_shape=row_shape)
+                x = block(x, attention_bias, training=training, layout=layout)
         # Through a reshape, whose gradient makes the gather's sparse gradient dense: a recomputed block
         # (``tf.recompute_grad`` in a graph) takes only dense gradients of its output.
         first_tokens = ops.take(ops.reshape(x, (-1, hidden)), first_positions, axis=0)
-        if unpadded:
-            x = ops.reshape(ops.scatter(token_positions[:, None], x, (row_shape[0] * row_shape[1], hidden)),
-                            (row_shape[0], row_shape[1], hidden))
+        if layout is not None:
+            x = layout.to_rows(x)
         return {"sequence_output": x, "pooled_output": self.pooler(first_tokens)}
 
     @property

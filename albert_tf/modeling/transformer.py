@@ -63,19 +63,17 @@ class AttentionSublayer(keras.layers.Layer):
         self.layer_norm.build(x_shape)
         self.built = True
 
-    def call(self, x, attention_bias, training=None, query_positions=None, token_positions=None, row_shape=None):
+    def call(self, x, attention_bias, training=None, query_positions=None, layout=None):
         """[B, S, H] -> [B, S, H]; with ``query_positions`` [B, P] only those rows: [B, P, H]; unpadded tokens
-        (``token_positions``, ``row_shape``: ``AlbertAttention.call``) [T, H] -> [T, H]."""
+        (a ``TokenLayout``: ``AlbertAttention.call``) [T, H] -> [T, H]."""
         if query_positions is None:
-            a = self.attention(x, attention_bias, training=training, token_positions=token_positions,
-                               row_shape=row_shape)
+            a = self.attention(x, attention_bias, training=training, layout=layout)
             return self.layer_norm(x + dropout(self.dropout, a, training))
         rows = gather_positions(x, query_positions)
         a = self.attention(x, attention_bias, training=training, query_input=rows)
         return self.layer_norm(rows + dropout(self.dropout, a, training))
 
-    def compute_output_spec(self, x, attention_bias, training=None, query_positions=None, token_positions=None,
-                            row_shape=None):
+    def compute_output_spec(self, x, attention_bias, training=None, query_positions=None, layout=None):
         shape = x.shape if query_positions is None else tuple(query_positions.shape) + (x.shape[-1],)
         return keras.KerasTensor(shape, dtype=self.compute_dtype)
 
@@ -210,12 +208,12 @@ class TransformerBlock(keras.layers.Layer):
             self.ffn_sublayer.build(x_shape)
         self.built = True
 
-    def call(self, x, attention_bias, training=None, query_positions=None, token_positions=None, row_shape=None):
+    def call(self, x, attention_bias, training=None, query_positions=None, layout=None):
         """[B, S, H] -> [B, S, H]; with ``query_positions`` [B, P] the block's output at those rows [B, P, H]; on
-        unpadded tokens (``token_positions``, ``row_shape``: ``AlbertAttention.call``) [T, H] -> [T, H]."""
+        unpadded tokens (a ``TokenLayout``: ``AlbertAttention.call``) [T, H] -> [T, H]."""
         def forward(x, attention_bias):
             a = self.attention_sublayer(x, attention_bias, training=training, query_positions=query_positions,
-                                        token_positions=token_positions, row_shape=row_shape)
+                                        layout=layout)
             return self.ffn_sublayer(a, training=training)
 
         if not (self.recompute and training):
@@ -228,8 +226,7 @@ class TransformerBlock(keras.layers.Layer):
         a = self.attention_sublayer
         return [a.dropout, a.attention.attention_dropout, self.ffn_sublayer.dropout]
 
-    def compute_output_spec(self, x, attention_bias, training=None, query_positions=None, token_positions=None,
-                            row_shape=None):
+    def compute_output_spec(self, x, attention_bias, training=None, query_positions=None, layout=None):
         shape = x.shape if query_positions is None else tuple(query_positions.shape) + (x.shape[-1],)
         return keras.KerasTensor(shape, dtype=self.compute_dtype)
 

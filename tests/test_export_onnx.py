@@ -50,7 +50,7 @@ def test_classifier_token_ids_onnx_equals_savedmodel(classifier_export, inputs):
 
     batches = _batches(inputs["pairs"])
     ref = _savedmodel(export_dir, IDS_SIGNATURE, batches)
-    assert ref[0]["probabilities"].std(axis=0).max() > 1e-3  # the two inputs answer differently
+    assert ref[0]["probabilities"].std(axis=0).max() > 2 * TOL  # the inputs answer apart: the comparisons can tell
     _convert_and_compare(export_dir, IDS_SIGNATURE, batches)
 
 

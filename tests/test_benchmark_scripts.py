@@ -558,6 +558,7 @@ def test_encoder_throughput_smoke_every_implementation():
     assert math.isclose(report["best_albert_tf_over_best_peer"], best_ours / best_peer, rel_tol=0.01)
 
 
+@pytest.mark.slow  # a TensorFlow start-up and a traced step: out of the fast tier
 def test_profile_encoder_smoke():
     report = _run("benchmarks/profile_encoder.py", "--config", "albert_tiny", "--batch", "2", "--seq", "16",
                   "--runs", "1")
@@ -566,6 +567,7 @@ def test_profile_encoder_smoke():
     assert report["sum_of_op_times_s"] >= max(report["by_op_type_s"].values())
 
 
+@pytest.mark.slow  # a TensorFlow start-up and a traced step: out of the fast tier
 def test_tokenizer_parity_smoke(shared_data):
     report = _run("benchmarks/tokenizer_parity.py", f"--input_file={shared_data / 'text' / 'nltk_genesis'}",
                   f"--spm_model_file={shared_data / 'spm' / '30k-clean.model'}", "--max_lines=200",
@@ -576,6 +578,7 @@ def test_tokenizer_parity_smoke(shared_data):
     assert report["single_agreement_pct"] == 100.0 and report["pair_agreement_pct"] == 100.0, report["differences"]
 
 
+@pytest.mark.slow  # a TensorFlow start-up and a traced step: out of the fast tier
 def test_tokenizer_throughput_smoke(shared_data):
     report = _run("benchmarks/tokenizer_throughput.py", f"--input_file={shared_data / 'text' / 'nltk_genesis'}",
                   f"--spm_model_file={shared_data / 'spm' / '30k-clean.model'}", "--max_lines=100",

@@ -552,7 +552,8 @@ def test_encoder_throughput_smoke_every_implementation():
     assert set(report["results"]) == {"albert_tf", "albert_tf_xla", "keras_hub", "keras_hub_xla", "transformers_torch"}
     for r in report["results"].values():
         assert len(r["step_times_s"]) == 2
-        assert math.isclose(r["examples_per_s"], 2 / r["median_step_s"], rel_tol=0.01)
+        # median_step_s is rounded to 0.1 ms, which on smoke-sized steps (~4 ms) is more than 1%
+        assert abs(2 / r["examples_per_s"] - r["median_step_s"]) <= 6e-5
     best_ours = max(r["examples_per_s"] for k, r in report["results"].items() if k.startswith("albert_tf"))
     best_peer = max(r["examples_per_s"] for k, r in report["results"].items() if not k.startswith("albert_tf"))
     assert math.isclose(report["best_albert_tf_over_best_peer"], best_ours / best_peer, rel_tol=0.01)

@@ -227,23 +227,24 @@ def define_fine_tuning_flags(
     *,
     max_seq_length: int,
     max_seq_length_help: str,
-    spm_model_file_help: str = "SentencePiece model (30k-clean.model). '' selects WordPiece (--vocab_file).",
-    vocab_file_help: str = "WordPiece vocab (Chinese models); unused with --spm_model_file.",
-    cached_dir_help: str = "Where feature TFRecords are cached (default: --output_dir).",
     **training_defaults: Any,
 ) -> None:
     """What every fine-tuning runner shares (GLUE, SQuAD, RACE): model config, tokenizer, lengths, feature cache,
     ``--predict_checkpoint``, ``--sharing``, ``--bucket_lengths``, ``--shuffle_train_examples``, ``--num_trials``,
     ``--trial_selection``, the TF-Hub module flag, and the training flags (official aliases ``--train_step`` /
-    ``--warmup_step``) with the runner's defaults."""
+    ``--warmup_step``) with the runner's defaults. A runner that says something of its own in a flag's help sets it
+    afterwards (``cli.fine_tuning.FineTuningCommand.shared_help``)."""
     if "albert_config_file" in fv:
         return
     flags.DEFINE_string("albert_config_file", None,
                         "albert_config.json of the pretrained model, or a preset name (albert_base_v2, albert_tiny, "
                         "...).", flag_values=fv)
-    flags.DEFINE_string("spm_model_file", None, spm_model_file_help, flag_values=fv)
-    flags.DEFINE_string("vocab_file", None, vocab_file_help, flag_values=fv)
-    flags.DEFINE_string("cached_dir", None, cached_dir_help, flag_values=fv)
+    flags.DEFINE_string("spm_model_file", None,
+                        "SentencePiece model (30k-clean.model). '' selects WordPiece (--vocab_file).", flag_values=fv)
+    flags.DEFINE_string("vocab_file", None, "WordPiece vocab (Chinese models); unused with --spm_model_file.",
+                        flag_values=fv)
+    flags.DEFINE_string("cached_dir", None, "Where feature TFRecords are cached (default: --output_dir).",
+                        flag_values=fv)
     flags.DEFINE_bool("do_lower_case", True, "Lower-case the text (preprocess_text).", flag_values=fv)
     flags.DEFINE_integer("max_seq_length", max_seq_length, max_seq_length_help, flag_values=fv)
     flags.DEFINE_string("predict_checkpoint", None,

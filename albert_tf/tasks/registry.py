@@ -17,6 +17,7 @@ repository registers the same way::
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib
 import importlib.metadata
 import pkgutil
@@ -24,6 +25,7 @@ from collections.abc import Callable
 from typing import Any
 
 from albert_tf.checkpoints.heads import ENTRY_POINT_GROUP
+from albert_tf.training.run_config import define_option_flags
 
 
 @dataclasses.dataclass(frozen=True)
@@ -47,6 +49,25 @@ class TaskExport:
     required: tuple[str, ...] = ("albert_config_file", "spm_model_file")
     errors: tuple[type[BaseException], ...] = ()
     default: bool = False
+
+
+#: The shared flags of ``export_savedmodel`` that a fine-tuned task's export reads (the command defines them).
+SHARED_EXPORT_FLAGS = ("albert_config_file", "spm_model_file", "max_seq_length", "do_lower_case", "sharing")
+
+
+def fine_tuning_export(task: str, options_type: type, flags: tuple[str, ...]) -> dict[str, Any]:
+    """``define_flags`` and ``export`` of a :class:`TaskExport` for a ``FineTuningTask``: ``flags`` are the fields of
+    ``options_type`` that ``export_savedmodel`` takes as the task's own flags; ``task`` (``module:Class``, imported
+    when the export runs, not when the package declares itself) exports the checkpoint with them and the shared
+    ones."""
+
+    def export(fv: Any) -> str:
+        module, name = task.split(":")
+        task_class = getattr(importlib.import_module(module), name)
+        options = {flag: fv[flag].value for flag in (*SHARED_EXPORT_FLAGS, *flags)}
+        return task_class.export_checkpoint(fv.checkpoint, fv.export_dir, **options)
+
+    return {"define_flags": functools.partial(define_option_flags, options_type, names=flags), "export": export}
 
 
 _TASKS: dict[str, TaskExport] = {}

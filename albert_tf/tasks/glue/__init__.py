@@ -13,15 +13,11 @@ Its task and model are imported on first use (``albert_tf.tasks`` says why).
 
 from __future__ import annotations
 
-import functools
-from typing import Any
-
 from albert_tf.checkpoints.heads import declare_head_module
 from albert_tf.data.glue import GlueDataError
 from albert_tf.lazy import lazy_names
 from albert_tf.tasks.glue.options import GlueOptions, make_config
-from albert_tf.tasks.registry import TaskExport, register_task
-from albert_tf.training.run_config import define_option_flags
+from albert_tf.tasks.registry import TaskExport, fine_tuning_export, register_task
 
 # Public name -> the module of this package that defines it.
 _LAZY = {
@@ -41,16 +37,6 @@ declare_head_module(f"{__name__}.model")
 EXPORT_FLAGS = ("task_name", "threshold_to_export", "export_jit_compile", "export_real_tokens", "bucket_lengths")
 
 
-def _export(fv: Any) -> str:
-    from albert_tf.tasks.glue.task import export_checkpoint
-
-    return export_checkpoint(
-        fv.checkpoint, fv.export_dir, albert_config_file=fv.albert_config_file, spm_model_file=fv.spm_model_file,
-        max_seq_length=fv.max_seq_length, do_lower_case=fv.do_lower_case, sharing=fv.sharing,
-        **{name: fv[name].value for name in EXPORT_FLAGS},
-    )
-
-
 TASK = register_task(TaskExport(
     name="classifier",
     description="""a fine-tuned GLUE classifier (run_classifier's best/ckpt-best or ckpt-N). Signatures:
@@ -62,8 +48,7 @@ serialized_example receiver). Each request is cut in the graph to its longest re
   export_savedmodel --task=classifier --task_name=MRPC --albert_config_file=albert_base_v2 \\
       --spm_model_file=30k-clean.model --max_seq_length=128 --checkpoint=out/mrpc/best/ckpt-best \\
       --export_dir=serving/mrpc""",
-    define_flags=functools.partial(define_option_flags, GlueOptions, names=EXPORT_FLAGS),
-    export=_export,
+    **fine_tuning_export("albert_tf.tasks.glue.task:GlueTask", GlueOptions, EXPORT_FLAGS),
     required=("task_name", "albert_config_file", "spm_model_file"),
     errors=(GlueDataError,),
     default=True,

@@ -17,15 +17,11 @@ Its task and model are imported on first use (``albert_tf.tasks`` says why).
 
 from __future__ import annotations
 
-import functools
-from typing import Any
-
 from albert_tf.checkpoints.heads import declare_head_module
 from albert_tf.data.squad import SquadDataError
 from albert_tf.lazy import lazy_names
-from albert_tf.tasks.registry import TaskExport, register_task
+from albert_tf.tasks.registry import TaskExport, fine_tuning_export, register_task
 from albert_tf.tasks.squad.options import SquadOptions, make_config
-from albert_tf.training.run_config import define_option_flags
 
 # Public name -> the module of this package that defines it.
 _LAZY = {
@@ -47,16 +43,6 @@ EXPORT_FLAGS = ("version_2_with_negative", "doc_stride", "max_query_length", "ma
                 "start_n_top", "end_n_top", "null_score_diff_threshold")
 
 
-def _export(fv: Any) -> str:
-    from albert_tf.tasks.squad.task import export_checkpoint
-
-    return export_checkpoint(
-        fv.checkpoint, fv.export_dir, albert_config_file=fv.albert_config_file, spm_model_file=fv.spm_model_file,
-        max_seq_length=fv.max_seq_length, do_lower_case=fv.do_lower_case, sharing=fv.sharing,
-        **{name: fv[name].value for name in EXPORT_FLAGS},
-    )
-
-
 TASK = register_task(TaskExport(
     name="squad",
     description="""a fine-tuned SQuAD model (run_squad's best/ckpt-best or ckpt-N; --version_2_with_negative for
@@ -68,7 +54,6 @@ offsets into the context, score; v2 also null_score and has_answer at --null_sco
   export_savedmodel --task=squad --version_2_with_negative --albert_config_file=albert_base_v2 \\
       --spm_model_file=30k-clean.model --max_seq_length=384 --checkpoint=out/squad2/best/ckpt-best \\
       --export_dir=serving/squad2""",
-    define_flags=functools.partial(define_option_flags, SquadOptions, names=EXPORT_FLAGS),
-    export=_export,
+    **fine_tuning_export("albert_tf.tasks.squad.task:SquadTask", SquadOptions, EXPORT_FLAGS),
     errors=(SquadDataError,),
 ))

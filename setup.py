@@ -98,12 +98,5 @@ setup(
             "albert_prepare_text=albert_tf.cli.prepare_text:main",
             "albert_make_sample_corpus=albert_tf.cli.make_sample_corpus:main",
         ],
-        # The task packages (albert_tf.tasks.registry, albert_tf.checkpoints.heads); another distribution adds its
-        # own task by the same group.
-        "albert_tf.tasks": [
-            "glue=albert_tf.tasks.glue",
-            "squad=albert_tf.tasks.squad",
-            "race=albert_tf.tasks.race",
-        ],
     },
 )

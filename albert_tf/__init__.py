@@ -19,8 +19,6 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from albert_tf.lazy import lazy_names
-
 __version__ = "0.1.0"
 
 # Public name -> the module that defines it.
@@ -37,7 +35,18 @@ _EXPORTS = {
 }
 
 __all__ = sorted([*_EXPORTS, "__version__"])
-__getattr__, __dir__ = lazy_names(__name__, _EXPORTS, globals())
+
+
+def __getattr__(name: str) -> Any:
+    """A public name's value, its module imported on first access (PEP 562) and the value kept here."""
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'albert_tf' has no attribute {name!r}")
+    value = globals()[name] = getattr(importlib.import_module(_EXPORTS[name]), name)
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_EXPORTS})
 
 
 class _PretrainedPresets:

@@ -86,7 +86,7 @@ def initial_weights(args: argparse.Namespace) -> str:
     from albert_tf.reproduce.budgets import get_budget
     from albert_tf.reproduce.data import prepare_data
     from albert_tf.reproduce.experiments import model_config
-    from albert_tf.tasks.pretraining import pretrain_with_curve
+    from albert_tf.tasks.pretraining.curve import pretrain_with_curve
 
     hf_dir = os.path.join(args.workdir, f"initial_hf_{pretraining_name(args)}")
     if os.path.exists(os.path.join(hf_dir, "config.json")):
@@ -247,13 +247,14 @@ def run_albert_tf(args, settings: dict, hf_dir: str, config_file: str, seed: int
     if args.task == "squad_v1":
         from albert_tf.evaluation.squad_metrics import evaluate_v1
         from albert_tf.tasks import squad
+        from albert_tf.tasks.squad.task import run as run_squad
 
         path = answerable_squad(args, workdir)
         config = squad.make_config(**common, train_file=path, predict_file=path, do_predict=True,
                                    doc_stride=settings["doc_stride"], max_query_length=settings["max_query_length"],
                                    warmup_proportion=settings["warmup_steps"] / settings["steps"],
                                    predict_batch_size=32)
-        squad.run(config)
+        run_squad(config)
         with open(os.path.join(out, "predictions.json"), encoding="utf-8") as f:
             predictions = json.load(f)
         with open(path, encoding="utf-8") as f:
@@ -261,10 +262,11 @@ def run_albert_tf(args, settings: dict, hf_dir: str, config_file: str, seed: int
         metrics = {"f1": metrics["f1"], "exact_match": metrics["exact_match"]}
     else:
         from albert_tf.tasks import glue
+        from albert_tf.tasks.glue.task import run as run_glue
 
         config = glue.make_config(**common, task_name=args.task, data_dir=os.path.join(args.shared_data, "glue"),
                                   do_eval=True, eval_batch_size=64, classifier_dropout=settings["classifier_dropout"])
-        glue.run(config)
+        run_glue(config)
         metrics, history = albert_tf_glue_metrics(out, settings["steps"])
         if args.dev_curve_every:
             run["dev_curve"] = [{"step": h["global_step"], **{k: float(v) for k, v in h.items() if k in METRIC_KEYS},

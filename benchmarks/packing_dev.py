@@ -57,6 +57,7 @@ def main(argv=None) -> dict:
     if bool(args.init_checkpoint) != bool(args.albert_config_file):
         parser.error("--init_checkpoint and --albert_config_file go together")
     from albert_tf.tasks import glue
+    from albert_tf.tasks.glue.task import run as run_glue
 
     shared = shared_data_dir()
     runs: dict[str, list[dict]] = {mode: [] for mode in MODES}
@@ -81,7 +82,7 @@ def main(argv=None) -> dict:
             for mode in MODES:
                 start = time.time()
                 with contextlib.redirect_stdout(sys.stderr):  # the runner's progress lines: stdout holds the JSON
-                    summary = glue.run(glue.make_config(
+                    summary = run_glue(glue.make_config(
                         task_name="SST-2", data_dir=str(data), output_dir=os.path.join(work, f"{mode}_{seed}"),
                         spm_model_file=str(shared / "spm" / "30k-clean.model"), albert_config_file=str(config),
                         max_seq_length=128, do_train=True, do_eval=True, num_train_steps=args.steps,

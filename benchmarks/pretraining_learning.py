@@ -101,7 +101,7 @@ def main(argv=None) -> None:
     data_seconds = time.time() - t0
 
     from albert_tf.data.pretraining.stats import majority_baselines
-    from albert_tf.tasks.pretraining import pretrain_with_curve, small_albert_config
+    from albert_tf.tasks.pretraining.curve import pretrain_with_curve, small_albert_config
 
     SOP_CHANCE = 0.5  # SOP is a balanced binary task in the official data
 

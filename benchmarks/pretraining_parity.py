@@ -5,7 +5,7 @@ pretrains the reproduction's small model (``albert_tf.reproduce``'s ``small`` bu
 4 heads, vocab 30000, dropout 0, seq 128, 20 predictions, batch 32) twice on the same training records and scores
 both on the same held-out SOP records:
 
-* ``albert_tf``: ``albert_tf.tasks.pretraining.pretrain_with_curve`` (the runner skeleton, as the reproduction
+* ``albert_tf``: ``albert_tf.tasks.pretraining.curve.pretrain_with_curve`` (the runner skeleton, as the reproduction
   trains);
 * ``transformers_torch``: ``transformers.AlbertForPreTraining`` built from the same dimensions, its MLM head
   applied at the masked positions, loss = weighted MLM cross-entropy + SOP cross-entropy (the official loss),
@@ -96,7 +96,7 @@ def official_lr(step: int, peak: float, steps: int, warmup: int) -> float:
 
 def run_albert_tf(budget, data: dict, args, lr: float, warmup: int) -> dict:
     from albert_tf.reproduce.experiments import model_config
-    from albert_tf.tasks.pretraining import pretrain_with_curve
+    from albert_tf.tasks.pretraining.curve import pretrain_with_curve
 
     out = os.path.join(args.workdir, f"albert_tf_{args.optimizer}")
     if os.path.isdir(out):

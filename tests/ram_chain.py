@@ -224,6 +224,7 @@ def phase2() -> None:
     from albert_tf import files
     from albert_tf.export.savedmodel import load_export_info
     from albert_tf.tasks import glue, pretraining
+    from albert_tf.tasks.glue.task import run as run_glue
     from albert_tf.training.summaries import read_scalar_curves
 
     killed_at = tf.train.latest_checkpoint(PRETRAIN_DIR)
@@ -245,7 +246,7 @@ def phase2() -> None:
             steps.append(int(message.split()[1].split("/")[0]))
 
     pretrain = pretraining.run(pretraining.make_config(**PRETRAIN), log=log)
-    glue_summary = glue.run(glue.make_config(
+    glue_summary = run_glue(glue.make_config(
         data_dir=f"{IN}/glue", task_name="MRPC", output_dir=GLUE_DIR, albert_config_file=f"{IN}/albert_config.json",
         spm_model_file=f"{IN}/spm/30k-clean.model", init_checkpoint=PRETRAIN_DIR, max_seq_length=SEQ,
         do_train=True, do_eval=True, train_step=20, save_checkpoints_steps=10, train_batch_size=16,

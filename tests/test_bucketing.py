@@ -270,6 +270,8 @@ def _glue_subset(tmp_path, rows: int) -> str:
 @pytest.mark.heavy
 def test_glue_mrpc_eval_metrics_with_bucketing_equal_fixed_padding(tmp_path):
     from albert_tf.tasks import glue
+    from albert_tf.tasks.glue.task import GlueTask
+    from albert_tf.tasks.glue.task import run as run_glue
 
     spm = str(shared_path("spm", "30k-clean.model"))
     common = dict(task_name="MRPC", data_dir=_glue_subset(tmp_path, 256), spm_model_file=spm, max_seq_length=128,
@@ -277,7 +279,7 @@ def test_glue_mrpc_eval_metrics_with_bucketing_equal_fixed_padding(tmp_path):
     # Training on bucketed batches (through gradient accumulation: the trainer splits a dynamic length) is the
     # fixed-padding computation: same batches, same order, the same weights up to float rounding.
     for buckets in (DEFAULT_BUCKET_LENGTHS, "none"):
-        glue.run(glue.make_config(output_dir=str(tmp_path / f"run-{buckets}"), do_train=True, num_train_steps=12,
+        run_glue(glue.make_config(output_dir=str(tmp_path / f"run-{buckets}"), do_train=True, num_train_steps=12,
                                   train_batch_size=8, gradient_accumulation_steps=2, learning_rate=1e-3,
                                   steps_per_loop=12, save_checkpoints_steps=12, classifier_dropout=0.0,
                                   bucket_lengths=buckets, packing="none", **common))
@@ -290,7 +292,7 @@ def test_glue_mrpc_eval_metrics_with_bucketing_equal_fixed_padding(tmp_path):
     worst = max(float(np.max(np.abs(bucketed.get_tensor(n) - fixed.get_tensor(n)))) for n in weights)
     print(f"trained weights: max |difference| {worst:.3g}")
     assert worst <= 1e-4
-    results = _both_ways(glue, glue.GlueTask, tmp_path, checkpoint, **common)
+    results = _both_ways(glue, GlueTask, tmp_path, checkpoint, **common)
     assert results[0][0]["num_examples"] == 408
     _assert_same(results, float_keys=("eval_loss",))
 
@@ -318,16 +320,18 @@ def _squad_subset(tmp_path, n: int, answerable_only: bool) -> str:
 @pytest.mark.parametrize("version_2", [True, False])
 def test_squad_eval_metrics_with_bucketing_equal_fixed_padding(tmp_path, version_2):
     from albert_tf.tasks import squad
+    from albert_tf.tasks.squad.task import SquadTask
+    from albert_tf.tasks.squad.task import run as run_squad
 
     spm = str(shared_path("spm", "30k-clean.model"))
     data = _squad_subset(tmp_path, 60, answerable_only=not version_2)
     common = dict(predict_file=data, spm_model_file=spm, max_seq_length=384, doc_stride=128, max_query_length=64,
                   version_2_with_negative=version_2, albert_config_file=write_small_config(tmp_path / "c.json", 384),
                   eval_batch_size=4, dropout_prob=0.0)
-    squad.run(squad.make_config(output_dir=str(tmp_path / "run"), train_file=data, do_train=True,
+    run_squad(squad.make_config(output_dir=str(tmp_path / "run"), train_file=data, do_train=True,
                                 num_train_steps=10, num_warmup_steps=1, train_batch_size=8, learning_rate=1e-3,
                                 steps_per_loop=10, save_checkpoints_steps=10, **common))
-    results = _both_ways(squad, squad.SquadTask, tmp_path, str(tmp_path / "run" / "ckpt-10"), **common)
+    results = _both_ways(squad, SquadTask, tmp_path, str(tmp_path / "run" / "ckpt-10"), **common)
     assert results[0][0]["num_questions"] == 60
     _assert_same(results, float_keys=("null_score_diff_threshold", "best_exact_thresh", "best_f1_thresh"))
     if not version_2:
@@ -340,10 +344,11 @@ def _check_nbest_over_padding(squad, tmp_path, checkpoint: str, masked: dict, co
     slot depends on the model: the v1 loss softmaxes over padding too and pushes those logits down; after these 10
     steps none of the 63 windows has one among its 20 best starts, so the answers are the same here.)"""
     from albert_tf.tasks.squad.model import MASK_VALUE
+    from albert_tf.tasks.squad.task import SquadTask
 
     config = squad.make_config(output_dir=str(tmp_path / "eval-official"), do_eval=True, bucket_lengths="none",
                                nbest_over_padding=True, **common)
-    task = squad.SquadTask.from_options(config.task, config.run, seed=config.trainer.seed)
+    task = SquadTask.from_options(config.task, config.run, seed=config.trainer.seed)
     metrics, raw = _evaluate(task, config.trainer, str(tmp_path / "eval-official"), checkpoint)
     assert metrics["num_questions"] == 60
     np.testing.assert_array_equal(raw["unique_ids"], masked["unique_ids"])  # both fixed padding: the same order
@@ -359,11 +364,12 @@ def _check_nbest_over_padding(squad, tmp_path, checkpoint: str, masked: dict, co
 
 def test_nbest_over_padding_is_a_fixed_padding_v1_option():
     from albert_tf.tasks import squad
+    from albert_tf.tasks.squad.task import SquadTask
 
     with pytest.raises(TaskError, match="--bucket_lengths=none"):
-        squad.SquadTask.from_options(*_squad_config(squad, nbest_over_padding=True))
+        SquadTask.from_options(*_squad_config(squad, nbest_over_padding=True))
     with pytest.raises(TaskError, match="v1 option"):
-        squad.SquadTask.from_options(*_squad_config(squad, nbest_over_padding=True, bucket_lengths="none",
+        SquadTask.from_options(*_squad_config(squad, nbest_over_padding=True, bucket_lengths="none",
                                                     version_2_with_negative=True))
 
 

@@ -205,7 +205,7 @@ def test_export_savedmodel_cli_from_a_trainer_checkpoint(tmp_path):
 
     from albert_tf import checkpoints as checkpointing
     from albert_tf.export import savedmodel
-    from albert_tf.tasks.glue import GlueTask
+    from albert_tf.tasks.glue.task import GlueTask
 
     config_path = tmp_path / "tiny.json"
     AlbertConfig.from_preset("albert_tiny").replace(vocab_size=30000).to_json_file(str(config_path))

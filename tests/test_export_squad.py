@@ -253,6 +253,7 @@ def test_served_answers_agree_with_run_squad_do_predict_on_subset_a(tmp_path):
     from test_squad_task import _first_questions
 
     from albert_tf.tasks import squad
+    from albert_tf.tasks.squad.task import run as run_squad
 
     subset = str(shared_path("squad", "dev-v2.0-subset-a.json"))
     spm = str(shared_path("spm", "30k-clean.model"))
@@ -261,7 +262,7 @@ def test_served_answers_agree_with_run_squad_do_predict_on_subset_a(tmp_path):
     config = write_small_config(tmp_path / "c.json", 128)
     common = dict(albert_config_file=config, spm_model_file=spm, max_seq_length=128, doc_stride=64,
                   max_query_length=32, version_2_with_negative=True)
-    squad.run(squad.make_config(
+    run_squad(squad.make_config(
         train_file=str(train), output_dir=str(tmp_path / "run"), do_train=True, num_train_steps=200,
         num_warmup_steps=20, learning_rate=1e-3, train_batch_size=16, steps_per_loop=100, save_checkpoints_steps=200,
         dropout_prob=0.0, **common))

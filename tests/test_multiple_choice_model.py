@@ -219,10 +219,10 @@ def test_official_names_and_tf1_checkpoint_round_trip(tmp_path):
     model = AlbertMultipleChoice(CONFIG)
     w = randomise_head(model)
     names = {n: ref.official_shape for n, ref in official_variable_map(model).items()}
-    encoder_names = official_variable_shapes(CONFIG, heads=())
+    encoder_names = official_variable_shapes(CONFIG, pretraining=False)
     assert all(n.startswith("bert/") for n in encoder_names)
     assert names == {**encoder_names, **RACE_HEAD}
-    assert names == official_variable_shapes(CONFIG, heads=("race",))
+    assert names == official_variable_shapes(CONFIG, heads=AlbertMultipleChoice.task_heads, pretraining=False)
 
     prefix = save_official_checkpoint(model, str(tmp_path / "ckpt" / "model.ckpt-12"), global_step=12)
     listed = list_checkpoint(prefix)

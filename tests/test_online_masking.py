@@ -276,7 +276,7 @@ def test_a_task_masks_training_online_and_can_evaluate_on_the_records_own_masks(
     """``online_masking_eval=False`` (the reproduction's static-vs-dynamic comparison): training reads new masks,
     evaluation the records' own, so runs with and without dynamic masking are scored on the same masked tokens."""
     from albert_tf.config import AlbertConfig
-    from albert_tf.tasks.pretraining import PretrainingTask
+    from albert_tf.tasks.pretraining.task import PretrainingTask
     from albert_tf.training.task import EVAL, TRAIN
 
     config = AlbertConfig.from_preset("albert_tiny").replace(vocab_size=real["vocab_size"])
@@ -364,6 +364,7 @@ def test_flags_reach_the_task_and_a_negative_budget_is_refused_before_any_work(t
     from albert_tf.cli import flags as shared
     from albert_tf.cli.run_pretraining import define_flags, expected_errors
     from albert_tf.tasks import pretraining
+    from albert_tf.tasks.pretraining import task as pretraining_task
 
     fv = flags.FlagValues()
     define_flags(fv)
@@ -376,9 +377,9 @@ def test_flags_reach_the_task_and_a_negative_budget_is_refused_before_any_work(t
     config = pretraining.make_config(albert_config_file="albert_tiny", input_file=str(tmp_path / "none-*"),
                                      output_dir=str(tmp_path / "out"), masked_lm_budget=-1)
     with pytest.raises(expected_errors(), match=r"^--masked_lm_budget=-1 is out of range: it must be >= 0 \("):
-        pretraining.run(config)
+        pretraining_task.run(config)
     config.task.masked_lm_budget = 0
     config.task.masked_lm_prob = 0.2
     with pytest.raises(expected_errors(), match=r"^--masked_lm_prob is read only with --masked_lm_budget > 0"):
-        pretraining.run(config)
+        pretraining_task.run(config)
     assert not (tmp_path / "out").exists()

@@ -200,13 +200,14 @@ def test_packed_mrpc_training_reaches_the_unpacked_weights_and_dev_metrics(tmp_p
     slices per batch): the same examples per step give the same weights up to float rounding, so the same dev
     metrics."""
     from albert_tf.tasks import glue
+    from albert_tf.tasks.glue.task import run as run_glue
 
     common = dict(task_name="MRPC", data_dir=_mrpc_subset(tmp_path, 256), max_seq_length=128, do_train=True,
                   do_eval=True, spm_model_file=str(shared_path("spm", "30k-clean.model")),
                   albert_config_file=write_small_config(tmp_path / "c.json"), eval_batch_size=32, num_train_steps=12,
                   train_batch_size=8, gradient_accumulation_steps=2, learning_rate=1e-3, steps_per_loop=12,
                   save_checkpoints_steps=12, classifier_dropout=0.0)
-    summaries = {mode: glue.run(glue.make_config(output_dir=str(tmp_path / mode), packing=mode, **common))
+    summaries = {mode: run_glue(glue.make_config(output_dir=str(tmp_path / mode), packing=mode, **common))
                  for mode in ("first_fit", "none")}
     packed, unpacked = (tf.train.load_checkpoint(str(tmp_path / mode / "ckpt-12")) for mode in ("first_fit", "none"))
     weights = [n for n, dtype in packed.get_variable_to_dtype_map().items()
@@ -231,6 +232,7 @@ def test_packed_and_unpacked_sst2_runs_train_alike_and_both_learn(tmp_path):
     rounding decides when a run leaves the loss plateau, so same-seed pairs of this setting differ by several points
     (benchmarks/README.md, packed and unpacked training from scratch)."""
     from albert_tf.tasks import glue
+    from albert_tf.tasks.glue.task import run as run_glue
     from albert_tf.training.summaries import read_scalars
 
     source, target = shared_path("glue", "SST-2"), tmp_path / "SST-2"
@@ -245,7 +247,7 @@ def test_packed_and_unpacked_sst2_runs_train_alike_and_both_learn(tmp_path):
                   save_checkpoints_steps=300, seed=7)
     accuracy, losses = {}, {}
     for mode in ("first_fit", "none"):
-        summary = glue.run(glue.make_config(output_dir=str(tmp_path / mode), packing=mode, **common))
+        summary = run_glue(glue.make_config(output_dir=str(tmp_path / mode), packing=mode, **common))
         accuracy[mode] = summary["best"]["accuracy"]
         losses[mode] = [loss for step, loss in sorted(read_scalars(str(tmp_path / mode / "train"))["loss"])
                         if step <= 80]

@@ -18,7 +18,7 @@ def records(tmp_path_factory):
 
 
 def pretrain(records, model_dir, **kwargs):
-    from albert_tf.tasks.pretraining import pretrain_with_curve
+    from albert_tf.tasks.pretraining.curve import pretrain_with_curve
 
     config = AlbertConfig.from_preset("albert_tiny").replace(vocab_size=30000)
     return pretrain_with_curve(

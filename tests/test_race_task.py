@@ -19,6 +19,7 @@ import pytest
 from conftest import ROOT, shared_path, write_small_config
 
 from albert_tf.tasks import race
+from albert_tf.tasks.race.task import run as run_race
 
 
 def _train_as_every_split(tmp_path) -> str:
@@ -42,7 +43,7 @@ def _count(folder: str) -> dict[str, int]:
 def test_race_fine_tuning_learns_the_train_questions(tmp_path):
     data_dir = _train_as_every_split(tmp_path)
     counts = _count(os.path.join(data_dir, "RACE", "train"))
-    summary = race.run(race.make_config(
+    summary = run_race(race.make_config(
         data_dir=data_dir, albert_config_file=write_small_config(tmp_path / "c.json"),
         spm_model_file=str(shared_path("spm", "30k-clean.model")), max_seq_length=128, max_qa_length=32,
         output_dir=str(tmp_path / "run"), do_train=True, do_eval=True, do_predict=True, num_train_steps=160,

@@ -110,7 +110,7 @@ def test_sentence_loss_weight_zero_trains_mlm_only(weight):
     import tensorflow as tf
 
     from albert_tf.config import AlbertConfig
-    from albert_tf.tasks.pretraining import PretrainingTask
+    from albert_tf.tasks.pretraining.task import PretrainingTask
 
     config = AlbertConfig.from_preset("albert_tiny")
     task = PretrainingTask(config, None, None, 16, 3, sentence_loss_weight=weight)

@@ -17,6 +17,7 @@ from albert_tf.checkpoints import CheckpointInitError
 from albert_tf.config import AlbertConfig
 from albert_tf.data import glue
 from albert_tf.tasks import glue as glue_task
+from albert_tf.tasks.glue.task import run as run_glue
 from albert_tf.training.run_config import RunError
 
 SPM = ("spm", "30k-clean.model")
@@ -145,7 +146,7 @@ def test_stsb_end_to_end_and_predict_only(tmp_path, tiny_config):
         save_checkpoints_steps=8,
         cached_dir=str(tmp_path / "cache"),
     )
-    summary = glue_task.run(glue_task.make_config(**base, do_train=True, do_eval=True, do_predict=True))
+    summary = run_glue(glue_task.make_config(**base, do_train=True, do_eval=True, do_predict=True))
     assert summary["key_metric"] == "pearson"
     # What reading each split counted (run_summary.json "data"): every row used, nothing skipped.
     assert summary["data"]["train"]["examples"] == 5749 and summary["data"]["dev"]["examples"] == 1500
@@ -172,14 +173,14 @@ def test_stsb_end_to_end_and_predict_only(tmp_path, tiny_config):
     assert all(len(r[1].split(".")[1]) == 3 for r in rows)
 
     # Resume: more steps in the same output_dir continue from ckpt-16 and evaluate only the new checkpoint.
-    more = glue_task.run(glue_task.make_config(**{**base, "train_step": 24}, do_train=True, do_eval=True))
+    more = run_glue(glue_task.make_config(**{**base, "train_step": 24}, do_train=True, do_eval=True))
     assert [h["global_step"] for h in more["eval"]] == [8, 16, 24]
     assert more["eval"][:2] == hist  # earlier results kept, not recomputed
     assert all(os.path.exists(os.path.join(out, f"ckpt-{s}.index")) for s in (8, 16, 24))
 
     # Predict-only from the first checkpoint into a fresh directory (features come from the shared cache).
     out2 = str(tmp_path / "stsb_predict")
-    summary2 = glue_task.run(
+    summary2 = run_glue(
         glue_task.make_config(
             **{**base, "output_dir": out2}, do_predict=True, predict_checkpoint=os.path.join(out, "ckpt-8")
         )
@@ -208,12 +209,12 @@ def test_bad_input_is_rejected_before_training(tmp_path, tiny_config):
     with pytest.raises(
         glue.GlueDataError, match="unknown GLUE task 'MNLI2'; known tasks: cola, mnli"
     ):
-        glue_task.run(cfg(task_name="MNLI2"))
+        run_glue(cfg(task_name="MNLI2"))
     # Malformed TSV: file, line and expected layout, before any model is built or directory written.
     (tmp_path / "RTE").mkdir()
     (tmp_path / "RTE" / "train.tsv").write_text("index\tsentence1\tsentence2\tlabel\n0\ta\tb\tentailment\n1\tonly a\n")
     with pytest.raises(glue.GlueDataError) as e:
-        glue_task.run(cfg())
+        run_glue(cfg())
     assert "RTE/train.tsv:3: 2 column(s), expected a header line, then 4 tab-separated columns" in str(e.value)
     assert not (tmp_path / "o2").exists()
     (tmp_path / "RTE" / "train.tsv").write_text("index\tsentence1\tsentence2\tlabel\n0\ta\tb\tentailment\n")
@@ -222,16 +223,16 @@ def test_bad_input_is_rejected_before_training(tmp_path, tiny_config):
     foreign.mkdir()
     (foreign / "model.ckpt-best.index").write_bytes(b"")
     with pytest.raises(RunError, match="pass it as --init_checkpoint"):
-        glue_task.run(cfg(output_dir=str(foreign)))
+        run_glue(cfg(output_dir=str(foreign)))
     # max_seq_length beyond the position table, a vocab that does not fit the config, nothing to do.
     with pytest.raises(ValueError, match="max_seq_length"):
-        glue_task.run(cfg(max_seq_length=4096))
+        run_glue(cfg(max_seq_length=4096))
     with pytest.raises(RunError, match="30000 pieces but albert_config vocab_size is 1000"):
-        glue_task.run(cfg(albert_config_file="albert_tiny"))
+        run_glue(cfg(albert_config_file="albert_tiny"))
     with pytest.raises(RunError, match="at least one of"):
-        glue_task.run(cfg(do_train=False))
+        run_glue(cfg(do_train=False))
     with pytest.raises(RunError, match="needs --spm_model_file"):  # WordPiece has no in-graph path
-        glue_task.run(cfg(spm_model_file=None, vocab_file="vocab.txt", export_dir=str(tmp_path / "e")))
+        run_glue(cfg(spm_model_file=None, vocab_file="vocab.txt", export_dir=str(tmp_path / "e")))
 
 
 # run_glue.sh values as spec 4.1 tabulates them: warmup, lr, steps, save, batch.
@@ -319,12 +320,12 @@ def test_mnli_model_serves_mismatched_dev_and_ax(tmp_path, tiny_config):
     mnli = glue_task.make_config(
         data_dir=str(samples / "mnli"), task_name="MNLI", do_train=True, do_eval=True, do_predict=True, **base
     )
-    assert glue_task.run(mnli)["best"]["num_examples"] == 2
-    mm = glue_task.run(
+    assert run_glue(mnli)["best"]["num_examples"] == 2
+    mm = run_glue(
         glue_task.make_config(data_dir=str(samples / "mnli"), task_name="mnli-mm", do_eval=True, **base)
     )
     assert mm["eval"][0]["global_step"] == 2 and os.path.exists(os.path.join(out, "mnli-mm", "eval_results.json"))
-    ax = glue_task.run(
+    ax = run_glue(
         glue_task.make_config(data_dir=str(samples / "ax"), task_name="AX", do_predict=True, **base)
     )
     assert ax["inference_checkpoint"] == os.path.join(out, "best", "ckpt-best")
@@ -337,7 +338,7 @@ def test_mnli_model_serves_mismatched_dev_and_ax(tmp_path, tiny_config):
     assert os.path.exists(os.path.join(out, "MNLI-m.tsv"))  # the MNLI run's own submission is untouched
     # Training another task into the same folder is refused.
     with pytest.raises(RunError, match="holds a mnli run"):
-        glue_task.run(
+        run_glue(
             glue_task.make_config(
                 data_dir=str(samples / "rte"), task_name="RTE", do_train=True, **{**base, "max_seq_length": 16}
             )
@@ -345,7 +346,7 @@ def test_mnli_model_serves_mismatched_dev_and_ax(tmp_path, tiny_config):
     # RTE from the MNLI model (the paper's MNLI-first recipe): its three-label head is refused, with the way out.
     rte = dict(base, output_dir=str(tmp_path / "rte"), init_checkpoint=os.path.join(out, "best", "ckpt-best"))
     with pytest.raises(CheckpointInitError, match="task head does not fit.*--init_encoder_only"):
-        glue_task.run(glue_task.make_config(data_dir=str(samples / "rte"), task_name="RTE", do_train=True, **rte))
-    summary = glue_task.run(glue_task.make_config(data_dir=str(samples / "rte"), task_name="RTE", do_train=True,
+        run_glue(glue_task.make_config(data_dir=str(samples / "rte"), task_name="RTE", do_train=True, **rte))
+    summary = run_glue(glue_task.make_config(data_dir=str(samples / "rte"), task_name="RTE", do_train=True,
                                                   init_encoder_only=True, **rte))
     assert summary["global_step"] == 2

@@ -12,7 +12,7 @@ pytestmark = pytest.mark.slow
 
 
 def test_mlm_loss_falls_on_the_sample_corpus(tmp_path):
-    from albert_tf.tasks.pretraining import pretrain_with_curve
+    from albert_tf.tasks.pretraining.curve import pretrain_with_curve
 
     records = sample_corpus_records(tmp_path, {"train": 800, "heldout": 100}, 64, 10, dupe_factor=2)
     config = AlbertConfig.from_preset("albert_tiny").replace(vocab_size=30000)

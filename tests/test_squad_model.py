@@ -15,6 +15,7 @@ import pytest
 import tensorflow as tf
 
 from albert_tf.checkpoints import restore_pretrained
+from albert_tf.checkpoints.heads import heads_of
 from albert_tf.checkpoints.names import official_variable_map
 from albert_tf.checkpoints.official import (
     list_checkpoint,
@@ -377,8 +378,9 @@ def test_official_names_and_tf1_checkpoint_round_trip(tmp_path, v2):
     randomise_head(model)
     head = V2_HEAD if v2 else V1_HEAD
     names = {n: ref.official_shape for n, ref in official_variable_map(model).items()}
-    encoder_names = official_variable_shapes(CONFIG, heads=())
+    encoder_names = official_variable_shapes(CONFIG, pretraining=False)
     assert names == {**encoder_names, **head}
+    assert names == official_variable_shapes(CONFIG, heads=heads_of(model), pretraining=False)
     assert all(n.startswith("bert/") for n in encoder_names)
 
     prefix = save_official_checkpoint(model, str(tmp_path / "ckpt" / "model.ckpt-7"), global_step=7)

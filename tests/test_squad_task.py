@@ -23,6 +23,9 @@ from conftest import ROOT, shared_path, write_small_config
 
 from albert_tf.evaluation import squad_metrics
 from albert_tf.tasks import squad
+from albert_tf.tasks.squad.diagnostics import span_upper_bound
+from albert_tf.tasks.squad.scoring import score
+from albert_tf.tasks.squad.task import run as run_squad
 
 WINDOWS = [(384, 128), (128, 64)]
 
@@ -40,7 +43,7 @@ def _spm() -> str:
 @pytest.mark.parametrize("max_seq_length,doc_stride", WINDOWS)
 def test_span_upper_bound_on_subset_a(version_2, max_seq_length, doc_stride, tmp_path):
     out = tmp_path / "predictions.json"
-    result = squad.span_upper_bound(
+    result = span_upper_bound(
         _subset_a(), _spm(), version_2_with_negative=version_2, max_seq_length=max_seq_length,
         doc_stride=doc_stride, output_file=str(out),
     )
@@ -64,7 +67,7 @@ def test_span_upper_bound_on_subset_a(version_2, max_seq_length, doc_stride, tmp
 
 def test_span_upper_bound_names_the_reason_of_each_miss():
     """A negative control: answers longer than --max_answer_length cannot be produced, and are listed as such."""
-    result = squad.span_upper_bound(_subset_a(), _spm(), version_2_with_negative=True, max_seq_length=128,
+    result = span_upper_bound(_subset_a(), _spm(), version_2_with_negative=True, max_seq_length=128,
                                     doc_stride=64, max_answer_length=3)
     misses = result["misses"]
     assert misses and result["scores"]["HasAns_exact"] < 90
@@ -119,7 +122,7 @@ def _first_questions(n: int, path: str) -> dict:
 def test_v2_fine_tuning_learns_200_questions(tmp_path):
     train = tmp_path / "train.json"
     train.write_text(json.dumps(_first_questions(200, _subset_a())))
-    summary = squad.run(squad.make_config(
+    summary = run_squad(squad.make_config(
         train_file=str(train), predict_file=str(train), albert_config_file=write_small_config(tmp_path / "c.json", 256),
         spm_model_file=_spm(), max_seq_length=256, doc_stride=128, max_query_length=64,
         version_2_with_negative=True, output_dir=str(tmp_path / "run"), do_train=True, do_predict=True,
@@ -137,7 +140,7 @@ def test_v2_fine_tuning_learns_200_questions(tmp_path):
     answers = json.loads((tmp_path / "run" / "predictions.json").read_text())
     assert squad_metrics.evaluate_v2(json.loads(train.read_text())["data"], answers)["f1"] == scores["fixed_f1"]
     # v2 predict-only: no --train_file, weights from --predict_checkpoint, the same answers.
-    again = squad.run(squad.make_config(
+    again = run_squad(squad.make_config(
         predict_file=str(train), albert_config_file=str(tmp_path / "c.json"), spm_model_file=_spm(),
         max_seq_length=256, doc_stride=128, max_query_length=64, version_2_with_negative=True,
         output_dir=str(tmp_path / "predict"), do_predict=True, predict_batch_size=32,
@@ -158,7 +161,7 @@ def test_official_and_fixed_v2_scores_are_labelled_and_consistent():
     best = {q: gold[q] or "something wrong" for q in ids}
     null = {q: (0.5 if i % 3 else -0.5) + 0.01 * i for i, q in enumerate(ids)}
     predictions = SquadPredictions(best, {q: [] for q in ids}, null)
-    metrics = squad.score(data, predictions, True, null_threshold=0.0)
+    metrics = score(data, predictions, True, null_threshold=0.0)
     official = squad_metrics.evaluate_v2_albert(data, predictions.answers, null)
     assert metrics["exact"] == official["exact"] and metrics["f1"] == official["f1"]
     assert metrics["null_score_diff_threshold"] == official["null_score_diff_threshold"]

@@ -1,6 +1,7 @@
-"""Tasks are declared by their own packages: the built-in ones register themselves, and a task written outside
-the package (``tests/toy_task.py``) is exported by ``export_savedmodel --task=<its name>`` with its head loaded from
-an official-layout checkpoint, although nothing in ``albert_tf`` names it."""
+"""Tasks are declared by their own packages and found one way: the built-in ones from a table, another package's by
+one entry-point line. A task written outside the package (``tests/toy_task.py``), registered by that line alone, is
+exported by ``export_savedmodel --task=<its name>`` with its head loaded from an official-layout checkpoint, although
+nothing in ``albert_tf`` names it."""
 
 from __future__ import annotations
 
@@ -19,30 +20,54 @@ TINY = {"vocab_size": 300, "embedding_size": 8, "hidden_size": 16, "num_hidden_l
 
 
 def test_the_built_in_tasks_declare_themselves():
-    from albert_tf.checkpoints.heads import registered_heads
-    from albert_tf.tasks.registry import load_tasks
+    from albert_tf.tasks.registry import load_tasks, task_heads
 
     names = [task.name for task in load_tasks()]
     assert {"classifier", "squad", "race"} <= set(names)
     assert [t.name for t in load_tasks() if t.default] == ["classifier"]
-    assert {"classifier", "race", "squad_v1", "squad_v2"} <= {h.name for h in registered_heads()}
+    assert {"classifier", "race", "squad_v1", "squad_v2"} <= {h.name for h in task_heads()}
 
 
-def test_task_packages_declare_without_tensorflow_and_their_heads_load_on_lookup(tmp_path):
-    """A task package registers its export and names its model module without importing TensorFlow; the first head
-    lookup imports the model modules, so a conversion from files alone still knows every head."""
+def test_tasks_and_their_heads_are_read_without_tensorflow(tmp_path):
+    """The tasks' declarations and their heads' checkpoint names are plain data: a conversion from files learns every
+    head without importing a model (or TensorFlow)."""
     code = ("import sys\n"
-            "from albert_tf.tasks.registry import load_tasks\n"
-            "from albert_tf.checkpoints import heads\n"
+            "from albert_tf.tasks.registry import load_tasks, task_heads\n"
             "tasks = [t.name for t in load_tasks()]\n"
-            "before = 'tensorflow' in sys.modules\n"
-            "names = [h.name for h in heads.registered_heads()]\n"
-            "print(tasks, before, names, 'albert_tf.tasks.glue.model' in sys.modules)")
+            "names = [h.name for h in task_heads()]\n"
+            "print(tasks, names, 'tensorflow' in sys.modules, 'albert_tf.tasks.glue.model' in sys.modules)")
     result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=300,
                             env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"))
     assert result.returncode == 0, result.stderr[-2000:]
     last = result.stdout.strip().splitlines()[-1]
-    assert last == "['classifier', 'race', 'squad'] False ['classifier', 'race', 'squad_v1', 'squad_v2'] True", last
+    assert last == "['classifier', 'squad', 'race'] ['classifier', 'squad_v1', 'squad_v2', 'race'] False False", last
+
+
+@pytest.mark.parametrize("module", ["albert_tf.tasks.glue.model:AlbertClassifier",
+                                    "albert_tf.tasks.squad.model:AlbertSquad",
+                                    "albert_tf.tasks.race.model:AlbertMultipleChoice"])
+def test_each_model_lists_the_heads_its_task_declares(module):
+    """The model class and the task declaration name the same head objects, so a model's checkpoint names and a
+    conversion's are one fact."""
+    import importlib
+
+    from albert_tf.tasks.registry import load_tasks
+
+    path, name = module.split(":")
+    model_class = getattr(importlib.import_module(path), name)
+    declared = [task for task in load_tasks() if any(head in task.heads for head in model_class.task_heads)]
+    assert [task.heads for task in declared] == [model_class.task_heads]
+
+
+def _register_with_one_line(tmp_path) -> dict[str, str]:
+    """The toy task's one registration line, as an installed distribution's metadata holds it; returns the
+    environment in which Python finds that distribution and the module."""
+    dist = tmp_path / "site" / "toy_tagger-0.1.dist-info"
+    dist.mkdir(parents=True)
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: toy-tagger\nVersion: 0.1\n")
+    (dist / "entry_points.txt").write_text("[albert_tf.tasks]\ntoy_tagger = toy_task\n")
+    path = os.pathsep.join([str(tmp_path / "site"), str(ROOT / "tests"), os.environ.get("PYTHONPATH", "")])
+    return {**os.environ, "PYTHONPATH": path, "TF_CPP_MIN_LOG_LEVEL": "2"}
 
 
 @pytest.mark.heavy
@@ -67,19 +92,12 @@ def test_a_task_declared_outside_the_package_exports(tmp_path, spm_model):
     mask = (ids > 0).astype(np.int32)
     expected = model({"input_ids": ids, "input_mask": mask, "segment_ids": np.zeros_like(ids)}).numpy()
 
-    # A fresh process: the toy module registers its task and head, then the unchanged console script runs.
-    script = tmp_path / "run_export.py"
-    script.write_text(
-        "import sys\n"
-        f"sys.path.insert(0, {str(ROOT / 'tests')!r})\n"
-        "import toy_task  # registers --task=toy_tagger and its head\n"
-        "from albert_tf.cli import export_savedmodel\n"
-        "export_savedmodel.main(sys.argv)\n"
-    )
+    # A fresh process of the unchanged command: the task is found by its entry-point line alone.
     export_dir = tmp_path / "export"
-    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
+    env = _register_with_one_line(tmp_path)
     result = subprocess.run(
-        [sys.executable, str(script), "--task=toy_tagger", "--num_tags=5", f"--albert_config_file={config_path}",
+        [sys.executable, str(ROOT / "export_savedmodel.py"), "--task=toy_tagger", "--num_tags=5",
+         f"--albert_config_file={config_path}",
          f"--spm_model_file={spm_model}", f"--checkpoint={prefix}", f"--export_dir={export_dir}"],
         capture_output=True, text=True, env=env, timeout=600,
     )

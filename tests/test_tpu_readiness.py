@@ -18,7 +18,10 @@ from synthetic_records import write_synthetic_records
 
 from albert_tf.config import AlbertConfig
 from albert_tf.tasks import glue, race, squad
-from albert_tf.tasks.pretraining import PretrainingTask
+from albert_tf.tasks.glue.task import run as run_glue
+from albert_tf.tasks.pretraining.task import PretrainingTask
+from albert_tf.tasks.race.task import run as run_race
+from albert_tf.tasks.squad.task import run as run_squad
 from albert_tf.training import strategy as strategy_lib
 from albert_tf.training.optimizers import create_optimizer
 from albert_tf.training.run_config import RunError
@@ -100,16 +103,16 @@ def _task_run(name: str, tmp_path, jit_compile: bool) -> tuple[dict, str]:
                   save_checkpoints_steps=3, learning_rate=1e-3, train_batch_size=8, eval_batch_size=8,
                   predict_batch_size=8, jit_compile=jit_compile, seed=5)
     if name == "glue":
-        summary = glue.run(glue.make_config(task_name="STS-B", data_dir=str(shared_path("glue")), max_seq_length=64,
+        summary = run_glue(glue.make_config(task_name="STS-B", data_dir=str(shared_path("glue")), max_seq_length=64,
                                             max_eval_steps=5, classifier_dropout=0.0, **common))
     elif name in ("squad_v1", "squad_v2"):
         v2 = name == "squad_v2"
         data = _squad_file(tmp_path, 37, answerable_only=not v2)
-        summary = squad.run(squad.make_config(train_file=data, predict_file=data, version_2_with_negative=v2,
+        summary = run_squad(squad.make_config(train_file=data, predict_file=data, version_2_with_negative=v2,
                                               max_seq_length=128, doc_stride=64, max_query_length=32,
                                               dropout_prob=0.0, do_predict=True, **common))
     else:
-        summary = race.run(race.make_config(data_dir=str(shared_path("race")), max_seq_length=128, max_qa_length=32,
+        summary = run_race(race.make_config(data_dir=str(shared_path("race")), max_seq_length=128, max_qa_length=32,
                                             dropout_prob=0.0, **common))  # the shared data has no test split
     return summary, out
 

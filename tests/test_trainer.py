@@ -12,7 +12,7 @@ from synthetic_records import write_synthetic_records
 
 from albert_tf import checkpoints as checkpointing
 from albert_tf.config import AlbertConfig
-from albert_tf.tasks.pretraining import PretrainingTask
+from albert_tf.tasks.pretraining.task import PretrainingTask
 from albert_tf.training.optimizers import LAMB, create_optimizer
 from albert_tf.training.schedules import WarmupPolynomialDecay
 from albert_tf.training.summaries import read_scalars

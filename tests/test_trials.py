@@ -16,6 +16,7 @@ from conftest import ROOT, shared_path
 
 from albert_tf.config import AlbertConfig
 from albert_tf.tasks import glue as glue_task
+from albert_tf.tasks.glue.task import run as run_glue
 from albert_tf.training.run_config import RunError
 
 ENV = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "PYTHONPATH": str(ROOT)}
@@ -85,6 +86,6 @@ def test_trials_need_training_and_evaluation(tmp_path):
     base = dict(data_dir=str(tmp_path), task_name="MRPC", output_dir=str(tmp_path / "out"),
                 albert_config_file="albert_tiny", num_trials=3)
     with pytest.raises(RunError, match="--num_trials needs --do_train and --do_eval"):
-        glue_task.run(glue_task.make_config(**base, do_train=True))
+        run_glue(glue_task.make_config(**base, do_train=True))
     with pytest.raises(RunError, match="--num_trials must be >= 1"):
-        glue_task.run(glue_task.make_config(**{**base, "num_trials": 0}, do_train=True, do_eval=True))
+        run_glue(glue_task.make_config(**{**base, "num_trials": 0}, do_train=True, do_eval=True))

@@ -1,9 +1,11 @@
 """A fifth task written outside the package, as a user would add one: token tagging (a label per token).
 
-It touches nothing in ``albert_tf``: a model (the shared encoder + a Dense tagger), its head's checkpoint names
-(:func:`albert_tf.checkpoints.heads.register_head`), a :class:`~albert_tf.training.task.Task` whose ``export`` writes
-a token-id SavedModel through the shared writer (``write_archive``), and the declaration ``export_savedmodel`` reads
-(:func:`albert_tf.tasks.registry.register_task`). ``tests/test_task_registry.py`` exports it by its ``--task`` name.
+It touches nothing in ``albert_tf``: its head's checkpoint names (a :class:`~albert_tf.checkpoints.heads.TaskHead`),
+a model (the shared encoder + a Dense tagger) that lists the head, a :class:`~albert_tf.training.task.Task` whose
+``export`` writes a token-id SavedModel through the shared writer (``write_archive``), its options, and ``TASK``, the
+declaration ``export_savedmodel`` and the conversions read. It is registered by one line of a distribution's
+metadata, ``toy_tagger = toy_task`` in the ``albert_tf.tasks`` entry-point group; ``tests/test_task_registry.py``
+writes that line and exports the task by its ``--task`` name.
 """
 
 from __future__ import annotations
@@ -16,12 +18,11 @@ from typing import Any
 import keras
 import numpy as np
 
-from albert_tf.checkpoints.heads import TaskHead, register_head
-from albert_tf.checkpoints.names import VariableRef
+from albert_tf.checkpoints.heads import HeadWeight, TaskHead
 from albert_tf.config import AlbertConfig
 from albert_tf.export.savedmodel import IDS_SIGNATURE, write_archive
 from albert_tf.modeling import AlbertEncoder
-from albert_tf.tasks.registry import TaskExport, register_task
+from albert_tf.tasks.registry import TaskExport
 from albert_tf.training import experiment
 from albert_tf.training.run_config import define_option_flags, option
 from albert_tf.training.task import Task
@@ -29,9 +30,18 @@ from albert_tf.training.task import Task
 NAME = "toy_tagger"
 INPUTS = ("input_ids", "input_mask", "segment_ids")
 
+#: The tagger's weights under official-style names: [num_tags, H] (the Dense kernel transposed) and [num_tags].
+HEAD = TaskHead(
+    name=NAME,
+    weights={"toy/tagger/output_weights": HeadWeight("tagger.kernel", ("labels", "H"), transposed=True),
+             "toy/tagger/output_bias": HeadWeight("tagger.bias", ("labels",))},
+)
+
 
 class ToyTagger(keras.Model):
     """Encoder + one Dense layer over every position: ``num_tags`` logits per token."""
+
+    task_heads = (HEAD,)
 
     def __init__(self, config: AlbertConfig, num_tags: int, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -42,17 +52,6 @@ class ToyTagger(keras.Model):
     def call(self, inputs: dict, training: bool = False):
         sequence = self.encoder(inputs, training=training)["sequence_output"]
         return self.tagger(sequence)
-
-
-register_head(TaskHead(
-    name=NAME,
-    model_type=ToyTagger,
-    official_names=("toy/tagger/output_weights", "toy/tagger/output_bias"),
-    variables=lambda model: {"toy/tagger/output_weights": VariableRef(model.tagger.kernel, "transpose"),
-                             "toy/tagger/output_bias": VariableRef(model.tagger.bias)},
-    shapes=lambda config, num_tags: {"toy/tagger/output_weights": (num_tags, config.hidden_size),
-                                     "toy/tagger/output_bias": (num_tags,)},
-))
 
 
 class ToyTaggerTask(Task):
@@ -112,10 +111,11 @@ def _export(fv: Any) -> str:
     return experiment.export_checkpoint(task, fv.checkpoint, fv.export_dir)
 
 
-TASK = register_task(TaskExport(
+TASK = TaskExport(
     name=NAME,
     description="a toy token tagger declared outside the package (tests/toy_task.py).",
     define_flags=functools.partial(define_option_flags, ToyOptions),
     export=_export,
     required=("albert_config_file", "spm_model_file"),
-))
+    heads=(HEAD,),
+)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -26,7 +26,7 @@ import numpy as np
 from albert_tf import files as _fs
 from albert_tf.checkpoints import huggingface, native, official, trainer_layout
 from albert_tf.checkpoints.formats import FORMATS
-from albert_tf.checkpoints.heads import official_head_names
+from albert_tf.checkpoints.heads import TaskHead, official_head_names
 from albert_tf.checkpoints.huggingface_names import official_to_huggingface_name
 from albert_tf.checkpoints.paths import checkpoint_paths, list_run_checkpoints
 from albert_tf.checkpoints.report import (
@@ -164,8 +164,11 @@ def _check_input_exists(path: str, input_format: str) -> None:
     official.resolve_checkpoint_path(path)
 
 
-def read_input(path: str, input_format: str, config: Any) -> tuple[Any, LoadReport, dict[str, np.ndarray]]:
-    """``(model, report, carried head arrays)`` for an input checkpoint; refuses bad inputs early."""
+def read_input(
+    path: str, input_format: str, config: Any, heads: Sequence[TaskHead] = ()
+) -> tuple[Any, LoadReport, dict[str, np.ndarray]]:
+    """``(model, report, carried head arrays)`` for an input checkpoint; refuses bad inputs early. The weights of
+    ``heads`` (fine-tuning heads) are carried as arrays beside the encoder or pretrainer."""
     if input_format not in FORMATS:
         raise CheckpointError(f"--input_format {input_format!r} is not one of {', '.join(FORMATS)}")
     _check_input_exists(path, input_format)
@@ -180,14 +183,14 @@ def read_input(path: str, input_format: str, config: Any) -> tuple[Any, LoadRepo
     else:
         state, hf_config = huggingface.read_huggingface_dir(path)
         huggingface.check_configs_agree(config, huggingface.albert_config_from_huggingface(hf_config), path)
-        arrays, ignored, unknown = huggingface.huggingface_to_official_arrays(state, source=path)
+        arrays, ignored, unknown = huggingface.huggingface_to_official_arrays(state, source=path, heads=heads)
         source = path
     official.check_config_matches({n: a.shape for n, a in arrays.items()}, config, source=source)
     model = _model_for(arrays, config)
     report = assign_official_arrays(model, arrays, source=source, ignored=ignored)
     if input_format == "huggingface":
         report.unused.extend(unknown)
-    carried = {n: arrays[n] for n in report.unused if n in official_head_names()}
+    carried = {n: arrays[n] for n in report.unused if n in official_head_names(heads)}
     return model, report, carried
 
 
@@ -200,8 +203,10 @@ def write_output(
     global_step: int = 0,
     module_prefix: bool = False,
     tokenizer: dict[str, Any] | None = None,
+    heads: Sequence[TaskHead] = (),
 ) -> list[str]:
-    """Write ``model`` (plus carried heads) as ``output_format``; returns the files/prefix written.
+    """Write ``model`` (plus carried heads, named by ``heads``) as ``output_format``; returns the files/prefix
+    written.
 
     ``tokenizer`` (``spm_model_file`` or ``vocab_file``, and ``do_lower_case``) goes into a Hugging
     Face output only.
@@ -217,8 +222,8 @@ def write_output(
         return [prefix, config_path]
     if output_format == "huggingface":
         arrays = model_official_arrays(model)
-        arrays.update({n: v for n, v in carried.items() if official_to_huggingface_name(n)})
-        return huggingface.save_huggingface_arrays(arrays, layout_config, path, **(tokenizer or {}))
+        arrays.update({n: v for n, v in carried.items() if official_to_huggingface_name(n, heads)})
+        return huggingface.save_huggingface_arrays(arrays, layout_config, path, heads=heads, **(tokenizer or {}))
     if output_format == "albert_tf":
         written = native.save_native(model, path)
         folder = os.path.dirname(written if _fs.is_remote(written) else os.path.abspath(written))
@@ -276,10 +281,15 @@ def convert(
     vocab_file: str | None = None,
     do_lower_case: bool = True,
     overwrite: bool = False,
+    heads: Sequence[TaskHead] = (),
     log: Callable[[str], Any] = print,
     warn: Callable[[str], Any] | None = None,
 ) -> ConversionResult:
     """Convert one checkpoint; prints the load report through ``log`` and warnings through ``warn`` (default ``log``).
+
+    ``heads``: the fine-tuning heads whose weights are carried through (every task's:
+    ``albert_tf.tasks.registry.task_heads()``, as ``albert_convert_checkpoint`` passes); a head's weights not named
+    there are reported as unused.
 
     Refuses (``CheckpointError`` with a one-line message) missing inputs, non-ALBERT
     checkpoints, config mismatches and, unless ``allow_partial``, loads that left model
@@ -304,7 +314,8 @@ def convert(
     if output_format == "huggingface":
         tokenizer, tokenizer_message = find_tokenizer(input_path, spm_model_file, vocab_file)
     config = find_config(input_path, input_format, albert_config_file)
-    model, report, carried = read_input(input_path, input_format, config)
+    heads = tuple(heads)
+    model, report, carried = read_input(input_path, input_format, config, heads)
     log(report.summary())
     if carried:
         log(f"  carried through unchanged (task heads): {', '.join(sorted(carried))}")
@@ -317,7 +328,7 @@ def convert(
         )
     dropped = []
     if output_format == "huggingface":
-        dropped = sorted(n for n in carried if official_to_huggingface_name(n) is None)
+        dropped = sorted(n for n in carried if official_to_huggingface_name(n, heads) is None)
     if dropped and not allow_partial:
         raise CheckpointError(
             f"{report.source}: {len(dropped)} task-head variable(s) have no Hugging Face equivalent "
@@ -326,7 +337,8 @@ def convert(
     if tokenizer:
         tokenizer.setdefault("do_lower_case", do_lower_case)  # a run's recorded tokenizer keeps its own setting
     outputs = _write_output_staged(
-        model, carried, output_path, output_format, config, global_step, module_prefix, tokenizer=tokenizer
+        model, carried, output_path, output_format, config, global_step, module_prefix, tokenizer=tokenizer,
+        heads=heads,
     )
     if dropped:
         log(f"  not written (no Hugging Face equivalent): {', '.join(dropped)}")

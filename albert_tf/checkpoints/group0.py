@@ -25,11 +25,12 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
 
+from albert_tf.checkpoints.heads import TaskHead, heads_of
 from albert_tf.checkpoints.report import (
     CheckpointError,
     LoadReport,
@@ -137,9 +138,10 @@ def _read_native_model(path: str, config: Any | None) -> Any:
 
 
 def read_official_arrays(
-    path: str, input_format: str | None = None, config: Any | None = None
+    path: str, input_format: str | None = None, config: Any | None = None, heads: Iterable[TaskHead] = ()
 ) -> tuple[dict[str, np.ndarray], list[str], list[str], str]:
-    """Any supported checkpoint as ``(official-name arrays, ignored, unknown, source)``.
+    """Any supported checkpoint as ``(official-name arrays, ignored, unknown, source)``; a Hugging Face
+    directory's fine-tuning heads are named by ``heads``.
 
     ``ignored``: optimizer slots, ``global_step``, buffers; ``unknown``: source names with no
     official counterpart (reported as unused). With ``config``, a Hugging Face or albert-tf
@@ -156,7 +158,7 @@ def read_official_arrays(
         return arrays, ignored, [], source
     if input_format == "huggingface":
         state, hf_config = huggingface.read_huggingface_dir(path)
-        arrays, ignored, unknown = huggingface.huggingface_to_official_arrays(state, source=path)
+        arrays, ignored, unknown = huggingface.huggingface_to_official_arrays(state, source=path, heads=heads)
         if config is not None:
             _same_architecture(config, huggingface.albert_config_from_huggingface(hf_config), path)
             if config.embedding_size == config.hidden_size:
@@ -207,7 +209,7 @@ def load_from_group0(
     config = effective_config(model, config)  # sharing='none' is the G = L layout
     slots = official_slots(model)  # one-line CheckpointError for layouts without official names
     num_groups = _model_group_count(slots, model)
-    arrays, ignored, unknown, source = read_official_arrays(path, input_format, config)
+    arrays, ignored, unknown, source = read_official_arrays(path, input_format, config, heads_of(model))
     kept, dropped = split_group0(arrays, source=source)
     if config is not None:
         # the group count is not compared: the check sees one group on both sides

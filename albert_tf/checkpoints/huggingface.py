@@ -23,13 +23,13 @@ from __future__ import annotations
 import io
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from albert_tf import files as _fs
-from albert_tf.checkpoints.heads import TaskHead, head_rows, heads_of, registered_heads
+from albert_tf.checkpoints.heads import TaskHead, head_rows, heads_of
 from albert_tf.checkpoints.huggingface_config import (
     albert_config_from_huggingface,
     check_configs_agree,
@@ -74,7 +74,7 @@ def load_huggingface_state_dict(
     config = effective_config(model)
     if hf_config is not None and config is not None:
         check_configs_agree(config, albert_config_from_huggingface(hf_config), source)
-    arrays, ignored, unknown = huggingface_to_official_arrays(state_dict, source=source)
+    arrays, ignored, unknown = huggingface_to_official_arrays(state_dict, source=source, heads=heads_of(model))
     if config is not None and config.embedding_size == config.hidden_size:
         check_identity_projection(arrays, source)
     report = assign_official_arrays(model, arrays, source=source, ignored=ignored)
@@ -208,7 +208,8 @@ def model_to_huggingface_state_dict(model: Any, config: Any | None = None) -> di
     """Our model's weights as a transformers ALBERT state dict (numpy, float32)."""
     from albert_tf.checkpoints.official import effective_config
 
-    return official_to_huggingface_arrays(model_official_arrays(model), effective_config(model, config))
+    return official_to_huggingface_arrays(model_official_arrays(model), effective_config(model, config),
+                                          heads_of(model))
 
 
 def save_huggingface(
@@ -228,7 +229,8 @@ def save_huggingface(
 
     # The model's own head names its transformers class: two heads can share names and shapes (a one-label
     # classifier and a multiple-choice head), which the arrays alone cannot tell apart.
-    architecture = next((h.huggingface_architecture for h in heads_of(model) if h.huggingface_architecture), None)
+    heads = heads_of(model)
+    architecture = next((h.huggingface_architecture for h in heads if h.huggingface_architecture), None)
     return save_huggingface_arrays(
         model_official_arrays(model),
         effective_config(model, config),
@@ -237,21 +239,22 @@ def save_huggingface(
         vocab_file=vocab_file,
         do_lower_case=do_lower_case,
         architecture=architecture,
+        heads=heads,
     )
 
 
 def _hf_names(head: TaskHead) -> set[str]:
-    return {hf for hf, _ in head.huggingface.values()}
+    return set(head.huggingface.values())
 
 
-def _declared_head(architecture: str, present: set[str], arrays: Mapping[str, np.ndarray], config: Any,
-                   output_dir: str) -> TaskHead:
-    """The declared head whose transformers class is ``architecture``, checked against the head arrays present
+def _declared_head(architecture: str, heads: Sequence[TaskHead], present: set[str], arrays: Mapping[str, np.ndarray],
+                   config: Any, output_dir: str) -> TaskHead:
+    """The head of ``heads`` whose transformers class is ``architecture``, checked against the head arrays present
     (exactly its names, with its official shapes)."""
-    declared = [h for h in registered_heads() if h.huggingface_architecture == architecture]
+    declared = [h for h in heads if h.huggingface_architecture == architecture]
     if not declared:
-        known = sorted({h.huggingface_architecture for h in registered_heads() if h.huggingface_architecture})
-        raise ValueError(f"architecture must be None or one a task head declares ({', '.join(known)}), "
+        known = sorted({h.huggingface_architecture for h in heads if h.huggingface_architecture})
+        raise ValueError(f"architecture must be None or one the given heads declare ({', '.join(known)}), "
                          f"got {architecture!r}")
     for head in declared:
         expected = head.shapes(config, head_rows(head, arrays))
@@ -270,8 +273,12 @@ def save_huggingface_arrays(
     vocab_file: str | None = None,
     do_lower_case: bool = True,
     architecture: str | None = None,
+    heads: Iterable[TaskHead] = (),
 ) -> list[str]:
     """Official-name arrays -> ``model.safetensors`` + ``config.json`` (+ tokenizer files) in ``output_dir``.
+
+    ``heads``: the fine-tuning heads the arrays may hold (a model's own, or every task's for a conversion from
+    files: ``albert_tf.tasks.registry.task_heads``).
 
     The architecture follows the heads present: ``AlbertForPreTraining`` (MLM + SOP),
     ``AlbertForQuestionAnswering`` (SQuAD v1 head), ``AlbertForSequenceClassification``
@@ -296,7 +303,8 @@ def save_huggingface_arrays(
             vocab_size=config.vocab_size,
             model_max_length=config.max_position_embeddings,
         )
-    state = official_to_huggingface_arrays(arrays, config)
+    heads = tuple(heads)
+    state = official_to_huggingface_arrays(arrays, config, heads)
     present = {n for n in state if not n.startswith(HF_PREFIX)}
     pretraining = present & PRETRAINING_HF_NAMES
     task = present - PRETRAINING_HF_NAMES
@@ -307,11 +315,11 @@ def save_huggingface_arrays(
         )
     head = None
     if architecture is not None:
-        head = _declared_head(architecture, task, arrays, config, output_dir)
+        head = _declared_head(architecture, heads, task, arrays, config, output_dir)
     elif pretraining:
         architecture = "AlbertForPreTraining"
     elif task:
-        head = next((h for h in registered_heads() if h.guessed_from_arrays and _hf_names(h) == task), None)
+        head = next((h for h in heads if h.guessed_from_arrays and _hf_names(h) == task), None)
         if head is None:
             raise CheckpointError(
                 f"{output_dir}: no transformers ALBERT class holds the heads {', '.join(sorted(task))}"

@@ -4,18 +4,18 @@ conversion both ways.
 Every HF parameter name maps to one official name by an explicit table (not a chain of string replaces), with a
 flag saying whether the array is transposed: torch ``nn.Linear.weight`` is stored [out, in], TF kernels [in, out];
 the official ``output_weights`` heads are already [out, in] and map to HF ``*.weight`` untransposed. The fine-tuning
-heads' entries come from their task packages (:mod:`albert_tf.checkpoints.heads`).
+heads' entries come from the heads a caller passes (:mod:`albert_tf.checkpoints.heads`).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
 
-from albert_tf.checkpoints.heads import huggingface_head_names
+from albert_tf.checkpoints.heads import TaskHead, huggingface_head_names
 from albert_tf.checkpoints.report import (
     CheckpointError,
     NotAlbertCheckpointError,
@@ -70,9 +70,10 @@ _PRETRAINING_HEADS = {
 PRETRAINING_HF_NAMES = {hf for hf, _ in _PRETRAINING_HEADS.values()}
 
 
-def _head_table() -> dict[str, tuple[str, bool]]:
-    """official name -> (HF name, transposed?) of every head: pretraining and the declared fine-tuning heads."""
-    return {**_PRETRAINING_HEADS, **huggingface_head_names()}
+def _head_table(heads: Iterable[TaskHead]) -> dict[str, tuple[str, bool]]:
+    """official name -> (HF name, transposed?) of the pretraining heads and ``heads`` (stored as transformers
+    stores them)."""
+    return {**_PRETRAINING_HEADS, **{n: (hf, False) for n, hf in huggingface_head_names(heads).items()}}
 
 
 # HF names that carry no information of their own: tied copies and non-persistent buffers.
@@ -88,8 +89,9 @@ _HF_BACKBONE = {hf: (off, t) for off, (hf, t) in _BACKBONE.items()}
 _HF_BLOCK = {hf: (off, t) for off, (hf, t) in _BLOCK.items()}
 
 
-def official_to_huggingface_name(name: str) -> tuple[str, bool] | None:
-    """``(HF parameter name, transposed?)`` for an official TF1 name, or None if HF has none."""
+def official_to_huggingface_name(name: str, heads: Iterable[TaskHead] = ()) -> tuple[str, bool] | None:
+    """``(HF parameter name, transposed?)`` for an official TF1 name of the encoder, the pretraining heads or
+    ``heads``, or None if HF has none."""
     if name in _BACKBONE:
         hf, t = _BACKBONE[name]
         return HF_PREFIX + hf, t
@@ -97,12 +99,13 @@ def official_to_huggingface_name(name: str) -> tuple[str, bool] | None:
     if m and m.group(3) in _BLOCK:
         hf, t = _BLOCK[m.group(3)]
         return f"{HF_PREFIX}encoder.albert_layer_groups.{m.group(1)}.albert_layers.{m.group(2)}.{hf}", t
-    return _head_table().get(name)
+    return _head_table(heads).get(name)
 
 
-def huggingface_to_official_name(hf_name: str) -> tuple[str, bool] | None:
-    """``(official TF1 name, transposed?)`` for an HF ALBERT parameter (``albert.`` optional)."""
-    hf_heads = {hf: (off, t) for off, (hf, t) in _head_table().items()}
+def huggingface_to_official_name(hf_name: str, heads: Iterable[TaskHead] = ()) -> tuple[str, bool] | None:
+    """``(official TF1 name, transposed?)`` for an HF ALBERT parameter (``albert.`` optional) of the encoder, the
+    pretraining heads or ``heads``."""
+    hf_heads = {hf: (off, t) for off, (hf, t) in _head_table(heads).items()}
     if hf_name in hf_heads:
         return hf_heads[hf_name]
     name = hf_name[len(HF_PREFIX) :] if hf_name.startswith(HF_PREFIX) else hf_name
@@ -127,9 +130,9 @@ def to_numpy(value: Any) -> np.ndarray:
 
 
 def huggingface_to_official_arrays(
-    state_dict: Mapping[str, Any], source: str = "state dict"
+    state_dict: Mapping[str, Any], source: str = "state dict", heads: Iterable[TaskHead] = ()
 ) -> tuple[dict[str, np.ndarray], list[str], list[str]]:
-    """Rename an HF ALBERT state dict to official names and layouts.
+    """Rename an HF ALBERT state dict to official names and layouts (the fine-tuning heads among ``heads``).
 
     Returns ``(arrays, ignored, unknown)``: ``ignored`` are buffers and tied copies that
     equal what they are tied to; ``unknown`` are HF names with no official counterpart
@@ -137,7 +140,8 @@ def huggingface_to_official_arrays(
     reported as unknown rather than silently dropped.
     """
     names = list(state_dict)
-    if names and not any(huggingface_to_official_name(n) for n in names):
+    heads = tuple(heads)
+    if names and not any(huggingface_to_official_name(n, heads) for n in names):
         raise NotAlbertCheckpointError(
             f"{source}: no ALBERT parameter names (expected e.g. 'albert.embeddings.word_embeddings.weight'); "
             f"first name {names[0]!r}"
@@ -154,7 +158,7 @@ def huggingface_to_official_arrays(
         if hf_name in _TIED_ALIASES:
             aliases[hf_name] = to_numpy(state_dict[hf_name])
             continue
-        mapped = huggingface_to_official_name(hf_name)
+        mapped = huggingface_to_official_name(hf_name, heads)
         if mapped is None:
             unknown.append(hf_name)
             continue
@@ -173,15 +177,19 @@ def huggingface_to_official_arrays(
     return arrays, ignored, unknown
 
 
-def official_to_huggingface_arrays(arrays: Mapping[str, np.ndarray], config: Any) -> dict[str, np.ndarray]:
-    """Official-name arrays -> an HF state dict (numpy). Raises on names HF cannot hold.
+def official_to_huggingface_arrays(
+    arrays: Mapping[str, np.ndarray], config: Any, heads: Iterable[TaskHead] = ()
+) -> dict[str, np.ndarray]:
+    """Official-name arrays -> an HF state dict (numpy); the fine-tuning heads' names come from ``heads``. Raises on
+    names HF cannot hold.
 
     When E == H the official model has no ``embedding_hidden_mapping_in`` but HF always
     applies one, so an identity kernel and zero bias are written (exactly equivalent).
     """
+    heads = tuple(heads)
     out: dict[str, np.ndarray] = {}
     for name, value in arrays.items():
-        mapped = official_to_huggingface_name(name)
+        mapped = official_to_huggingface_name(name, heads)
         if mapped is None:
             raise CheckpointError(f"variable {name!r} has no Hugging Face ALBERT counterpart")
         hf, transposed = mapped

@@ -5,7 +5,8 @@ the runners' heads) (``bert/embeddings/word_embeddings``, ``bert/encoder/transfo
 ``cls/predictions/...``, ``cls/seq_relationship/...``): official TF1 checkpoints use them directly
 and Hugging Face names map onto them one to one.
 
-The fine-tuning heads are declared by their task packages (:mod:`albert_tf.checkpoints.heads`).
+The fine-tuning heads are plain data declared by their task packages (:mod:`albert_tf.checkpoints.heads`) and read
+from the model class (``task_heads``).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from albert_tf.checkpoints.heads import heads_of
+from albert_tf.checkpoints.heads import TaskHead, heads_of
 
 TRANSFORMS = ("identity", "transpose")
 
@@ -133,7 +134,18 @@ def official_variable_map(model) -> dict[str, VariableRef]:
         raise TypeError(f"{type(model).__name__} is not an ALBERT model (no AlbertEncoder at .encoder)")
     out = encoder_variable_map(encoder)
     for head in heads_of(model):
-        out.update(head.variables(model))
+        out.update(head_variable_map(model, head))
+    return out
+
+
+def head_variable_map(model, head: TaskHead) -> dict[str, VariableRef]:
+    """official name -> ``VariableRef`` of ``head``'s weights on ``model`` (each weight's attribute path)."""
+    out: dict[str, VariableRef] = {}
+    for name, weight in head.weights.items():
+        variable = model
+        for attribute in weight.path.split("."):
+            variable = getattr(variable, attribute)
+        out[name] = VariableRef(variable, "transpose" if weight.transposed else "identity")
     return out
 
 

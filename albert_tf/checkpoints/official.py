@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from albert_tf import files as _fs
-from albert_tf.checkpoints.heads import get_head, head_rows, heads_of
+from albert_tf.checkpoints.heads import TaskHead, head_rows, heads_of
 from albert_tf.checkpoints.paths import checkpoint_reader, resolve_checkpoint_path, write_checkpoint_state
 from albert_tf.checkpoints.report import (
     CheckpointError,
@@ -70,21 +70,19 @@ def is_optimizer_or_step(name: str) -> bool:
 
 
 def official_variable_shapes(
-    config: Any, heads: Iterable[str] = ("pretraining",), num_labels: int = 2
+    config: Any, heads: Iterable[TaskHead] = (), num_labels: int = 2, *, pretraining: bool = True
 ) -> dict[str, tuple[int, ...]]:
     """Every official variable name and shape for ``config`` (no model is built).
 
-    ``heads``: ``pretraining`` and any head a task package declared (:mod:`albert_tf.checkpoints.heads`;
-    ``num_labels`` sizes the heads that have one row per label). ``global_step`` is not included (it is int64 and
-    added by the writer).
+    The encoder's, the pretraining heads' (``pretraining``) and those of ``heads``, the fine-tuning heads a task
+    package declared (``num_labels`` sizes the heads that have one row per label). ``global_step`` is not included
+    (it is int64 and added by the writer).
     """
     from albert_tf.checkpoints.names import expected_official_shapes
 
-    heads = tuple(heads)
-    shapes = expected_official_shapes(config, with_pretraining_heads="pretraining" in heads)
+    shapes = expected_official_shapes(config, with_pretraining_heads=pretraining)
     for head in heads:
-        if head != "pretraining":
-            shapes.update(get_head(head).shapes(config, num_labels))
+        shapes.update(head.shapes(config, num_labels))
     return shapes
 
 
@@ -303,7 +301,7 @@ def save_official_checkpoint(
     arrays = model_official_arrays(model)
     config = effective_config(model)
     if check and config is not None:
-        expected = official_variable_shapes(config, heads=("pretraining",))
+        expected = official_variable_shapes(config)
         for head in heads_of(model):
             expected.update(head.shapes(config, head_rows(head, arrays)))
         for name, value in arrays.items():

@@ -127,9 +127,8 @@ def _run(argv: list[str], fv: flags.FlagValues) -> int:
     from albert_tf.checkpoints.report import CheckpointError
     from albert_tf.cli.flags import apply_preset_flag
     from albert_tf.config import ConfigError
-    from albert_tf.tasks.registry import load_tasks
+    from albert_tf.tasks.registry import task_heads
 
-    load_tasks()  # every task's head names: the converter starts from files, not from a task's model
     interrupts.advise(interrupts.AGAIN)
 
     args = argv[1:]
@@ -158,6 +157,7 @@ def _run(argv: list[str], fv: flags.FlagValues) -> int:
             fv.albert_config_file,
             allow_partial=fv.allow_partial,
             global_step=fv.global_step,
+            heads=task_heads(),  # the converter starts from files, not from a task's model
             module_prefix=fv.module_prefix,
             spm_model_file=fv.spm_model_file,
             vocab_file=fv.vocab_file,

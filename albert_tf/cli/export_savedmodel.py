@@ -29,7 +29,7 @@ from absl import flags
 from albert_tf.cli import app
 from albert_tf.config import SHARING_MODES
 from albert_tf.tasks.base import FineTuningOptions
-from albert_tf.tasks.registry import TaskExport, get_task, load_tasks, registered_tasks
+from albert_tf.tasks.registry import TaskExport, get_task, load_tasks
 
 FLAGS = flags.FLAGS
 ENCODER = "encoder"
@@ -196,7 +196,7 @@ def _refuse_other_tasks_flags(chosen: str) -> None:
     from albert_tf.training.run_config import RunError
 
     mine = own_flags(get_task(chosen)) if chosen != ENCODER else frozenset()
-    for task in registered_tasks():
+    for task in load_tasks():
         if task.name == chosen:
             continue
         for name in sorted(own_flags(task) - mine):
@@ -257,7 +257,7 @@ def main(argv: list[str] | None = None) -> None:
     from albert_tf.cli.flags import expected_errors
 
     define_flags()
-    task_errors = tuple(error for task in registered_tasks() for error in task.errors)
+    task_errors = tuple(error for task in load_tasks() for error in task.errors)
     app.run(_main, help_doc(), errors=(*expected_errors(*task_errors), FileExistsError), argv=argv)
 
 

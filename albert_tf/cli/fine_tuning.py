@@ -80,7 +80,7 @@ class FineTuningCommand:
         check_inputs = importlib.import_module(f"{self.package}.inputs").check_inputs
         config = shared.checked_config(lambda fetch: self.config_from_flags(fetch=fetch), check_inputs,
                                        schedule_from_data=self.schedule_from_data)
-        summary = importlib.import_module(self.package).run(config)  # TensorFlow from here
+        summary = importlib.import_module(f"{self.package}.task").run(config)  # TensorFlow from here
         for line in self.report(summary):
             print(line, flush=True)
         return 0

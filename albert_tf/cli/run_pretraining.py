@@ -74,9 +74,9 @@ def _main(argv: list[str]) -> int:
     # flags, then the record globs, both before a preset's download and TensorFlow's start-up
     config = shared.checked_config(
         lambda fetch: make_config(fetch_preset=fetch, **shared.preset_values(FLAGS, fetch)), check_inputs)
-    from albert_tf.tasks import pretraining
+    from albert_tf.tasks.pretraining.task import run
 
-    pretraining.run(config)
+    run(config)
     return 0
 
 

@@ -20,6 +20,7 @@ from typing import Any
 
 from albert_tf.data import sample_corpus
 from albert_tf.tasks import glue
+from albert_tf.tasks.glue.task import run as run_glue
 
 # Name/town/adjective combinations chosen at random, not looked up in the training split.
 QUESTIONS = [
@@ -137,7 +138,7 @@ def run(workdir: str, args: Any) -> dict:
         if os.path.isdir(folder) and os.listdir(folder):
             print(f"removing {folder}, left by an earlier run of this stage that did not finish")
             shutil.rmtree(folder)
-    summary = glue.run(cfg)
+    summary = run_glue(cfg)
     path = summary["export_dir"]
 
     feeds = {"text_a": list(questions[0])}

@@ -90,7 +90,7 @@ def _held_out_records(workdir: str, train: str, spm_model: str | None, seed: int
 def run(workdir: str, args) -> dict:
     from albert_tf.data.pretraining.stats import majority_baselines
     from albert_tf.demo.summary import write_curve_svg
-    from albert_tf.tasks.pretraining import pretrain_with_curve, small_albert_config
+    from albert_tf.tasks.pretraining.curve import pretrain_with_curve, small_albert_config
 
     train, held_out, spm_model = _previous_stage_files(workdir, args)
     seed = int(getattr(args, "seed", 12345))

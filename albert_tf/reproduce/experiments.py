@@ -8,7 +8,7 @@ Pretraining runs (one model size per budget; what varies is named by the run):
   row and Table 3's E = 128 row), ``share_attention``, ``share_ffn``, ``share_none`` (Table 4, ``--sharing``) and
   ``e64``, ``e256`` (Table 3, E of the all-shared model).
 
-Each is an in-process ``run_pretraining`` (:func:`albert_tf.tasks.pretraining.pretrain_with_curve`) whose
+Each is an in-process ``run_pretraining`` (:func:`albert_tf.tasks.pretraining.curve.pretrain_with_curve`) whose
 held-out curve is measured on the held-out SOP records (MLM and SOP accuracy on every record, at step 0 and every
 ``steps / evals_per_run`` steps). Table 5's models are also scored on the held-out NSP records
 (``run_pretraining --do_eval --eval_input_file=heldout_nsp --init_checkpoint=<run>``) and fine-tuned on the
@@ -144,7 +144,7 @@ def _fresh(directory: str) -> None:
 
 def model_config(budget: Budget, embedding_size: int | None = None):
     """The budget's AlbertConfig (vocab 30000, dropout 0), E overridden where given."""
-    from albert_tf.tasks.pretraining import small_albert_config
+    from albert_tf.tasks.pretraining.curve import small_albert_config
 
     return small_albert_config(
         VOCAB_SIZE,
@@ -170,6 +170,7 @@ def evaluate_on(run_dir: str, model_dir: str, records: str, name: str, budget: B
                 seed: int) -> dict:
     """``run_pretraining --do_eval`` of the run's last checkpoint on other held-out records."""
     from albert_tf.tasks import pretraining
+    from albert_tf.tasks.pretraining.task import run
 
     out = os.path.join(run_dir, f"eval_{name}")
     _fresh(out)
@@ -187,14 +188,14 @@ def evaluate_on(run_dir: str, model_dir: str, records: str, name: str, budget: B
         sharing=sharing,
         seed=seed,
     )
-    summary = pretraining.run(cfg)
+    summary = run(cfg)
     last = summary["eval"][-1]
     return {k: float(last[k]) for k in ("masked_lm_accuracy", "sentence_order_accuracy", "sentence_order_loss")}
 
 
 def run_pretraining(run: PretrainRun, budget: Budget, data: dict, workdir: str, log: Callable[[str], None]) -> dict:
     """Pretrain (or reuse) ``run``; returns its metrics."""
-    from albert_tf.tasks.pretraining import pretrain_with_curve
+    from albert_tf.tasks.pretraining.curve import pretrain_with_curve
 
     run_dir = os.path.join(workdir, "runs", run.name)
     path = os.path.join(run_dir, "metrics.json")
@@ -270,6 +271,7 @@ def run_finetuning(run_name: str, budget: Budget, data: dict, workdir: str, shar
                    log: Callable[[str], None], seed: int) -> dict:
     """Fine-tune (or reuse) the pretrained ``run_name`` on the budget's GLUE task; dev accuracy at the end."""
     from albert_tf.tasks import glue
+    from albert_tf.tasks.glue.task import run as run_glue
 
     run_dir = os.path.join(workdir, "runs", run_name, budget.glue_task.lower())
     path = os.path.join(run_dir, "metrics.json")
@@ -303,7 +305,7 @@ def run_finetuning(run_name: str, budget: Budget, data: dict, workdir: str, shar
         keep_checkpoint_max=1,
         seed=seed,
     )
-    summary = glue.run(cfg)
+    summary = run_glue(cfg)
     key = summary["key_metric"]
     last = summary["eval"][-1]
     metrics = {

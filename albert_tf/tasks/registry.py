@@ -1,14 +1,10 @@
-"""The fine-tuning tasks a shared command can export, each declared once by its own package.
+"""The fine-tuning tasks, found one way: the built-in ones are a table, another package's by one entry point.
 
-A task package (``albert_tf/tasks/<task>/``, or any installed package) declares a :class:`TaskExport` with
-:func:`register_task`; ``export_savedmodel`` learns from the declarations which ``--task`` values exist, which flags
-each reads, what is required and how to export, and names no task itself. The head's checkpoint names are declared
-beside the task's model (:mod:`albert_tf.checkpoints.heads`).
-
-:func:`load_tasks` imports every package under ``albert_tf/tasks/`` (a package registers when imported) and every
-module named by an ``albert_tf.tasks`` entry point of an installed distribution (the built-in tasks are declared
-there too, in ``setup.py``, so that a conversion from files finds every head), so a task that lives outside this
-repository registers the same way::
+A task package (``albert_tf/tasks/<task>/``, or a module of any installed distribution) declares a
+:class:`TaskExport` as its ``TASK``: ``export_savedmodel`` learns from it which ``--task`` values exist, which flags
+each reads, what is required and how to export, and names no task itself; a conversion from files learns the
+heads' checkpoint names from its ``heads``. The built-in tasks are :data:`BUILT_IN`; a task that lives outside this
+repository is one line of its distribution's metadata::
 
     [project.entry-points."albert_tf.tasks"]
     my_task = "my_package.albert_task"
@@ -20,11 +16,10 @@ import dataclasses
 import functools
 import importlib
 import importlib.metadata
-import pkgutil
 from collections.abc import Callable
 from typing import Any
 
-from albert_tf.checkpoints.heads import ENTRY_POINT_GROUP
+from albert_tf.checkpoints.heads import TaskHead
 from albert_tf.training.run_config import define_option_flags
 
 
@@ -40,6 +35,7 @@ class TaskExport:
     * ``export(fv)``: write the SavedModel of ``fv.checkpoint`` under ``fv.export_dir``; returns its path.
     * ``errors``: the exceptions that are the user's input errors (one line, exit 2).
     * ``default``: the ``--task`` of a command line that gives none (the official export's, the GLUE classifier).
+    * ``heads``: its heads' checkpoint names (the model class lists the same ones as ``task_heads``).
     """
 
     name: str
@@ -49,6 +45,7 @@ class TaskExport:
     required: tuple[str, ...] = ("albert_config_file", "spm_model_file")
     errors: tuple[type[BaseException], ...] = ()
     default: bool = False
+    heads: tuple[TaskHead, ...] = ()
 
 
 #: The shared flags of ``export_savedmodel`` that a fine-tuned task's export reads (the command defines them).
@@ -70,34 +67,36 @@ def fine_tuning_export(task: str, options_type: type, flags: tuple[str, ...]) ->
     return {"define_flags": functools.partial(define_option_flags, options_type, names=flags), "export": export}
 
 
-_TASKS: dict[str, TaskExport] = {}
+#: The modules of the built-in tasks, each holding its ``TASK``.
+BUILT_IN = ("albert_tf.tasks.glue", "albert_tf.tasks.squad", "albert_tf.tasks.race")
 
-
-def register_task(task: TaskExport) -> TaskExport:
-    """Declare ``task``; declaring a name again replaces it (a reloaded module)."""
-    _TASKS[task.name] = task
-    return task
-
-
-def registered_tasks() -> list[TaskExport]:
-    """The declared tasks, in declaration order."""
-    return list(_TASKS.values())
-
-
-def get_task(name: str) -> TaskExport:
-    if name not in _TASKS:
-        raise KeyError(f"--task={name}: no such task; known: {', '.join(_TASKS) or 'none'}")
-    return _TASKS[name]
+#: The entry-point group of the modules (``module`` or ``module:ATTRIBUTE``) that declare tasks outside the package.
+ENTRY_POINT_GROUP = "albert_tf.tasks"
 
 
 def load_tasks() -> list[TaskExport]:
-    """Import the task packages under ``albert_tf/tasks/`` and the ``albert_tf.tasks`` entry points; returns every
-    declared task. Importing a package twice is free, so every command may call this."""
-    import albert_tf.tasks as package
+    """Every task: the built-in ones, then those the ``albert_tf.tasks`` entry points name (a ``module`` holding its
+    ``TASK``, or ``module:ATTRIBUTE``), in that order; none of them imports TensorFlow. A later task of the same name
+    replaces an earlier one."""
+    tasks: dict[str, TaskExport] = {}
+    specs = [*BUILT_IN, *(entry.value for entry in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP))]
+    for spec in specs:
+        module, _, attribute = spec.partition(":")
+        task = getattr(importlib.import_module(module.strip()), attribute.strip() or "TASK", None)
+        if not isinstance(task, TaskExport):
+            raise TypeError(f"albert_tf.tasks entry point {spec!r}: not a TaskExport (expected a module with TASK)")
+        tasks[task.name] = task
+    return list(tasks.values())
 
-    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
-        if info.ispkg:
-            importlib.import_module(f"{package.__name__}.{info.name}")
-    for entry in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
-        importlib.import_module(entry.value.split(":", 1)[0])
-    return registered_tasks()
+
+def get_task(name: str) -> TaskExport:
+    """The task called ``name``; a ``KeyError`` lists the known ones."""
+    tasks = {task.name: task for task in load_tasks()}
+    if name not in tasks:
+        raise KeyError(f"--task={name}: no such task; known: {', '.join(tasks) or 'none'}")
+    return tasks[name]
+
+
+def task_heads() -> list[TaskHead]:
+    """The heads of every task, for code that starts from files alone (a conversion)."""
+    return [head for task in load_tasks() for head in task.heads]

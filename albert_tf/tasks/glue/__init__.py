@@ -1,43 +1,45 @@
 """GLUE classification and regression: ``run_classifier``, and ``export_savedmodel --task=classifier``.
 
-* ``task``: the job on the shared runner (:class:`GlueTask`, ``run``, ``export_checkpoint``);
-* ``model``: :class:`~albert_tf.tasks.glue.model.AlbertClassifier` and its head's checkpoint names;
+* ``task``: the job on the shared runner (``GlueTask``, and ``run``: its ``run_trials``);
+* ``model``: ``AlbertClassifier``, the encoder and the head declared here (:data:`HEAD`);
 * ``export``: the raw-text, token-id and tf.Example serving signatures;
 * ``options``: :class:`GlueOptions` and ``make_config``, plain values;
 * ``inputs``: ``check_inputs``, its option checks and the TSV files, read without TensorFlow.
 
 Readers and features live in ``albert_tf.data.glue``, the metrics in ``albert_tf.evaluation.glue_metrics``.
 
-Its task and model are imported on first use (``albert_tf.tasks`` says why).
+This module is plain Python (``albert_tf.tasks`` says why): the task and the model are imported from their modules
+when a run or an export starts.
 """
 
 from __future__ import annotations
 
-from albert_tf.checkpoints.heads import declare_head_module
+from albert_tf.checkpoints.heads import HeadWeight, TaskHead
 from albert_tf.data.glue import GlueDataError
-from albert_tf.lazy import lazy_names
 from albert_tf.tasks.glue.options import GlueOptions, make_config
-from albert_tf.tasks.registry import TaskExport, fine_tuning_export, register_task
+from albert_tf.tasks.registry import TaskExport, fine_tuning_export
 
-# Public name -> the module of this package that defines it.
-_LAZY = {
-    "AlbertClassifier": ".model",
-    "GlueTask": ".task",
-    "export_checkpoint": ".task",
-    "run": ".task",
-}
+__all__ = ["HEAD", "TASK", "GlueOptions", "make_config"]
 
-__all__ = ["TASK", "GlueOptions", "make_config", *_LAZY]
-__getattr__, __dir__ = lazy_names(__name__, _LAZY, globals())
-
-declare_head_module(f"{__name__}.model")
+#: run_classifier.py's head: ``output_weights`` [num_labels, H] (the Dense kernel [H, num_labels] transposed) and
+#: ``output_bias``, at the top level of the checkpoint; transformers' AlbertForSequenceClassification ``classifier``.
+HEAD = TaskHead(
+    name="classifier",
+    weights={
+        "output_weights": HeadWeight("head.kernel", ("labels", "H"), transposed=True,
+                                     huggingface="classifier.weight"),
+        "output_bias": HeadWeight("head.bias", ("labels",), huggingface="classifier.bias"),
+    },
+    huggingface_architecture="AlbertForSequenceClassification",
+    labels_in_config=True,
+)
 
 
 #: Its options that ``export_savedmodel --task=classifier`` takes as flags, besides the shared ones.
 EXPORT_FLAGS = ("task_name", "threshold_to_export", "export_jit_compile", "export_real_tokens", "bucket_lengths")
 
 
-TASK = register_task(TaskExport(
+TASK = TaskExport(
     name="classifier",
     description="""a fine-tuned GLUE classifier (run_classifier's best/ckpt-best or ckpt-N). Signatures:
 serving_default (raw strings text_a [+ text_b for pair tasks] -> probabilities, label, label_id, logits; or score
@@ -52,4 +54,6 @@ serialized_example receiver). Each request is cut in the graph to its longest re
     required=("task_name", "albert_config_file", "spm_model_file"),
     errors=(GlueDataError,),
     default=True,
-))
+    heads=(HEAD,),
+)
+

@@ -25,12 +25,11 @@ from typing import Any
 import keras
 from keras import ops
 
-from albert_tf.checkpoints.heads import TaskHead, register_head
-from albert_tf.checkpoints.names import VariableRef
 from albert_tf.config import AlbertConfig
 from albert_tf.modeling.encoder import AlbertEncoder, as_config, build_from_preset, encoder_inputs
 from albert_tf.modeling.initializers import truncated_normal
 from albert_tf.modeling.serialization import RebuiltFromConfig
+from albert_tf.tasks.glue import HEAD
 
 HEAD_INITIALIZER_RANGE = 0.02  # classifier_utils.create_model: tf.truncated_normal_initializer(stddev=0.02)
 
@@ -49,6 +48,8 @@ class AlbertClassifier(RebuiltFromConfig, keras.Model):
     """
 
     config_options = ("num_labels", "classifier_dropout", "sharing", "return_pooled_output")
+    #: The heads' checkpoint names (declared by the task package).
+    task_heads = (HEAD,)
 
     def __init__(
         self,
@@ -148,23 +149,3 @@ def predictions_from_logits(logits, num_labels: int):
     if num_labels == 1:
         return ops.squeeze(ops.cast(logits, "float32"), axis=-1)
     return ops.argmax(logits, axis=-1)
-
-
-# ---------------------------------------------------------------------------------------------- checkpoint names
-# run_classifier.py's head: ``output_weights`` [num_labels, H] (our Dense kernel [H, num_labels] transposed) and
-# ``output_bias``, at the top level of the checkpoint; transformers' AlbertForSequenceClassification ``classifier``.
-HEAD = register_head(TaskHead(
-    name="classifier",
-    model_type=AlbertClassifier,
-    official_names=("output_weights", "output_bias"),
-    variables=lambda model: {
-        "output_weights": VariableRef(model.head.kernel, "transpose"),
-        "output_bias": VariableRef(model.head.bias),
-    },
-    shapes=lambda config, num_labels: {
-        "output_weights": (num_labels, config.hidden_size), "output_bias": (num_labels,),
-    },
-    huggingface={"output_weights": ("classifier.weight", False), "output_bias": ("classifier.bias", False)},
-    huggingface_architecture="AlbertForSequenceClassification",
-    labels_in_config=True,
-))

@@ -265,6 +265,5 @@ class GlueTask(FineTuningTask):
         return path
 
 
-
+#: Run the job an ``ExperimentConfig`` describes; returns the run summary.
 run = GlueTask.run_trials
-export_checkpoint = GlueTask.export_checkpoint

@@ -27,12 +27,11 @@ from typing import Any
 import keras
 from keras import ops
 
-from albert_tf.checkpoints.heads import TaskHead, register_head
-from albert_tf.checkpoints.names import VariableRef
 from albert_tf.config import AlbertConfig
 from albert_tf.modeling.encoder import INPUT_NAMES, AlbertEncoder, as_config, build_from_preset
 from albert_tf.modeling.initializers import truncated_normal
 from albert_tf.modeling.serialization import RebuiltFromConfig
+from albert_tf.tasks.race import HEAD
 
 HEAD_INITIALIZER_RANGE = 0.02  # race_utils.create_model: tf.truncated_normal_initializer(stddev=0.02)
 RACE_NUM_CHOICES = 4
@@ -108,6 +107,8 @@ class AlbertMultipleChoice(RebuiltFromConfig, keras.Model):
     """
 
     config_options = ("num_choices", "dropout_prob", "sharing")
+    #: The heads' checkpoint names (declared by the task package).
+    task_heads = (HEAD,)
 
     def __init__(
         self,
@@ -185,22 +186,3 @@ def multiple_choice_loss(logits, labels):
 def multiple_choice_predictions(logits):
     """The chosen option of each example [B] (int32 argmax, as the official ``predictions``)."""
     return ops.cast(ops.argmax(logits, axis=-1), "int32")
-
-
-# ---------------------------------------------------------------------------------------------- checkpoint names
-# run_race.py's head: ``output_weights`` [1, H] (our Dense(1) kernel [H, 1] transposed) and ``output_bias`` [1], at
-# the top level as the GLUE classifier's; transformers' AlbertForMultipleChoice ``classifier``. Its names and shape
-# are a one-label classifier's, so it is never guessed from arrays alone: the model (or --task) names it.
-HEAD = register_head(TaskHead(
-    name="race",
-    model_type=AlbertMultipleChoice,
-    official_names=("output_weights", "output_bias"),
-    variables=lambda model: {
-        "output_weights": VariableRef(model.head.kernel, "transpose"),
-        "output_bias": VariableRef(model.head.bias),
-    },
-    shapes=lambda config, num_labels: {"output_weights": (1, config.hidden_size), "output_bias": (1,)},
-    huggingface={"output_weights": ("classifier.weight", False), "output_bias": ("classifier.bias", False)},
-    huggingface_architecture="AlbertForMultipleChoice",
-    guessed_from_arrays=False,
-))

@@ -202,6 +202,5 @@ class RaceTask(FineTuningTask):
         return path
 
 
-
+#: Run the job an ``ExperimentConfig`` describes; returns the run summary.
 run = RaceTask.run_trials
-export_checkpoint = RaceTask.export_checkpoint

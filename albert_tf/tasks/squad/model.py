@@ -30,20 +30,18 @@ the masking and the softmaxes run in float32.
 
 from __future__ import annotations
 
-import types
 from collections.abc import Mapping
 from typing import Any
 
 import keras
 from keras import ops
 
-from albert_tf.checkpoints.heads import TaskHead, register_head
-from albert_tf.checkpoints.names import VariableRef, dense_names, layer_norm_names
 from albert_tf.config import AlbertConfig
 from albert_tf.modeling.embeddings import LAYER_NORM_EPSILON
 from albert_tf.modeling.encoder import INPUT_NAMES, AlbertEncoder, as_config, build_from_preset
 from albert_tf.modeling.initializers import truncated_normal
 from albert_tf.modeling.serialization import RebuiltFromConfig
+from albert_tf.tasks.squad import HEAD_V1, HEAD_V2
 
 V1_HEAD_INITIALIZER_RANGE = 0.02  # squad_utils.create_v1_model: tf.truncated_normal_initializer(stddev=0.02)
 MASK_VALUE = 1e30  # squad_utils.create_v2_model: logit * (1 - p_mask) - 1e30 * p_mask
@@ -82,6 +80,8 @@ class AlbertSquad(RebuiltFromConfig, keras.Model):
     """
 
     config_options = ("version_2_with_negative", "start_n_top", "end_n_top", "dropout_prob", "sharing")
+    #: The heads' checkpoint names (declared by the task package).
+    task_heads = (HEAD_V1, HEAD_V2)
 
     def __init__(
         self,
@@ -269,57 +269,3 @@ def squad_per_example_loss(outputs: Mapping[str, Any], features: Mapping[str, An
 def squad_loss(outputs: Mapping[str, Any], features: Mapping[str, Any], version_2_with_negative: bool):
     """The official ``total_loss``: the batch mean of :func:`squad_per_example_loss`."""
     return ops.mean(squad_per_example_loss(outputs, features, version_2_with_negative))
-
-
-# ---------------------------------------------------------------------------------------------- checkpoint names
-def _v2_variables(model: AlbertSquad) -> dict[str, VariableRef]:
-    out = dense_names("start_logits/dense", model.start_dense)
-    out.update(dense_names("end_logits/dense_0", model.end_dense_0))
-    out.update(layer_norm_names("end_logits/LayerNorm", model.end_layer_norm))
-    out.update(dense_names("end_logits/dense_1", model.end_dense_1))
-    out.update(dense_names("answer_class/dense_0", model.answer_dense_0))
-    out["answer_class/dense_1/kernel"] = VariableRef(model.answer_dense_1.kernel)
-    return out
-
-
-def _v2_shapes(config: Any, num_labels: int) -> dict[str, tuple[int, ...]]:
-    H = config.hidden_size
-    return {
-        "start_logits/dense/kernel": (H, 1), "start_logits/dense/bias": (1,),
-        "end_logits/dense_0/kernel": (2 * H, H), "end_logits/dense_0/bias": (H,),
-        "end_logits/LayerNorm/beta": (H,), "end_logits/LayerNorm/gamma": (H,),
-        "end_logits/dense_1/kernel": (H, 1), "end_logits/dense_1/bias": (1,),
-        "answer_class/dense_0/kernel": (2 * H, H), "answer_class/dense_0/bias": (H,),
-        "answer_class/dense_1/kernel": (H, 1),
-    }
-
-
-# run_squad_v1.py's head: ``cls/squad/output_weights`` [2, H] (our Dense kernel [H, 2] transposed) and
-# ``cls/squad/output_bias``; transformers' AlbertForQuestionAnswering ``qa_outputs`` (start = row 0, end = row 1).
-HEAD_V1 = register_head(TaskHead(
-    name="squad_v1",
-    model_type=AlbertSquad,
-    applies=lambda model: not model.version_2_with_negative,
-    official_names=("cls/squad/output_weights", "cls/squad/output_bias"),
-    variables=lambda model: {
-        "cls/squad/output_weights": VariableRef(model.squad_output.kernel, "transpose"),
-        "cls/squad/output_bias": VariableRef(model.squad_output.bias),
-    },
-    shapes=lambda config, num_labels: {
-        "cls/squad/output_weights": (2, config.hidden_size), "cls/squad/output_bias": (2,),
-    },
-    huggingface={"cls/squad/output_weights": ("qa_outputs.weight", False),
-                 "cls/squad/output_bias": ("qa_outputs.bias", False)},
-    huggingface_architecture="AlbertForQuestionAnswering",
-    labels_in_config=True,
-))
-# run_squad_v2.py's head: the ``tf.layers.dense`` kernels [in, out] stored as they are (``answer_class/dense_1`` has
-# no bias). transformers has no class for it.
-HEAD_V2 = register_head(TaskHead(
-    name="squad_v2",
-    model_type=AlbertSquad,
-    applies=lambda model: model.version_2_with_negative,
-    official_names=tuple(_v2_shapes(types.SimpleNamespace(hidden_size=1), 0)),
-    variables=_v2_variables,
-    shapes=_v2_shapes,
-))

@@ -317,6 +317,5 @@ class SquadTask(FineTuningTask):
         return path
 
 
-
+#: Run the job an ``ExperimentConfig`` describes; returns the run summary.
 run = SquadTask.run_trials
-export_checkpoint = SquadTask.export_checkpoint

@@ -561,15 +561,17 @@ def run_lockstep(args, settings: dict, hf_dir: str, config_file: str, seed: int,
                             save_checkpoints_steps=settings["steps"], steps_per_loop=1)
     if squad:
         from albert_tf.tasks import squad as squad_task
+        from albert_tf.tasks.squad.task import SquadTask
 
-        build = squad_task.SquadTask.from_config
+        build = SquadTask.from_config
         config = squad_task.make_config(
             **common, do_predict=True, train_file=data.path, predict_file=data.path, doc_stride=settings["doc_stride"],
             max_query_length=settings["max_query_length"], predict_batch_size=32)
     else:
         from albert_tf.tasks import glue
+        from albert_tf.tasks.glue.task import GlueTask
 
-        build = glue.GlueTask.from_config
+        build = GlueTask.from_config
         config = glue.make_config(**common, task_name=args.task, data_dir=os.path.join(args.shared_data, "glue"),
                                   do_eval=True, eval_batch_size=64, classifier_dropout=settings["classifier_dropout"])
     task, config = build(config)

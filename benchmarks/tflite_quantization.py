@@ -127,13 +127,14 @@ def measure(task, run_dir: str, export_dir: str, split: str, keys: tuple[str, ..
 
 def mrpc(args: argparse.Namespace, work: str) -> dict:
     from albert_tf.tasks import glue
+    from albert_tf.tasks.glue.task import GlueTask
     from albert_tf.training.task import EVAL
 
     config = glue.make_config(
         task_name="MRPC", data_dir=os.path.join(args.shared_data, "glue"), output_dir=os.path.join(work, "mrpc"),
         albert_config_file=os.path.join(args.mrpc_run, "albert_config.json"), spm_model_file=args.spm_model_file,
         max_seq_length=128, do_eval=True, bucket_lengths="none", cached_dir=os.path.join(work, "cache"))
-    task, _ = glue.GlueTask.from_config(config)
+    task, _ = GlueTask.from_config(config)
     task.prepare()
 
     def extra(features):
@@ -147,6 +148,7 @@ def mrpc(args: argparse.Namespace, work: str) -> dict:
 
 def squad(args: argparse.Namespace, work: str) -> dict:
     from albert_tf.tasks import squad
+    from albert_tf.tasks.squad.task import SquadTask
     from albert_tf.training.task import PREDICT
 
     with open(os.path.join(args.squad_run, "run.json"), encoding="utf-8") as f:
@@ -156,7 +158,7 @@ def squad(args: argparse.Namespace, work: str) -> dict:
         albert_config_file=os.path.join(args.squad_run, "albert_config.json"), spm_model_file=args.spm_model_file,
         max_seq_length=seq, doc_stride=args.doc_stride, max_query_length=args.max_query_length,
         bucket_lengths="none", cached_dir=os.path.join(work, "cache"))
-    task, _ = squad.SquadTask.from_config(config)
+    task, _ = SquadTask.from_config(config)
     task.prepare()
     return measure(task, args.squad_run, os.path.join(work, "squad_export"), PREDICT,
                    ("input_ids", "input_mask", "segment_ids"), ("start_logits", "end_logits"),

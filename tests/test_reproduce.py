@@ -132,13 +132,14 @@ def test_sentence_loss_weight_zero_trains_mlm_only(weight):
 
 def test_sentence_loss_weight_flag_reaches_the_task():
     from albert_tf.tasks import pretraining
+    from albert_tf.tasks.pretraining.task import PretrainingTask
     from albert_tf.training.task import TaskError
 
     cfg = pretraining.make_config(albert_config_file="albert_tiny", sentence_loss_weight=0.0, output_dir="x")
     assert cfg.task.sentence_loss_weight == 0.0
     assert pretraining.make_config(albert_config_file="albert_tiny").task.sentence_loss_weight == 1.0
     with pytest.raises(TaskError, match="sentence_loss_weight"):
-        pretraining.PretrainingTask(None, None, None, 16, 3, sentence_loss_weight=-1.0)
+        PretrainingTask(None, None, None, 16, 3, sentence_loss_weight=-1.0)
 
 
 # ----------------------------------------------------------------------------------------------- budgets, counts

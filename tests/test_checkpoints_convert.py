@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import pathlib
@@ -12,12 +13,16 @@ import numpy as np
 import pytest
 from test_checkpoints_official import TINY, random_official_arrays, write_with_tf1_saver
 
-from albert_tf.checkpoints.convert import convert
+from albert_tf.checkpoints import convert as convert_module
 from albert_tf.checkpoints.official import list_checkpoint, read_official_checkpoint
 from albert_tf.checkpoints.report import CheckpointError, ConfigMismatchError, NotAlbertCheckpointError
 from albert_tf.config import AlbertConfig
+from albert_tf.tasks.registry import task_heads
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+# What albert_convert_checkpoint does: every task's heads are carried through.
+convert = functools.partial(convert_module.convert, heads=tuple(task_heads()))
 
 
 def official_dir(tmp_path, groups=2, inner=2, drop=(), extra=None, name="orig"):

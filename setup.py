@@ -77,8 +77,8 @@ setup(
     # sys.path) instead of an import finder, which setuptools announces with a warning on every install.
     package_dir={"": "."},
     packages=find_namespace_packages(include=["albert_tf", "albert_tf.*"], exclude=["*.__pycache__"]),
-    # The root run_*.py scripts are thin shells over albert_tf.cli and are not installed; the packaged presets
-    # (albert_tf/configs, `--preset=NAME`) are.
+    # The root run_*.py scripts are thin shells over albert_tf.cli and are not installed; the packaged recipes
+    # (albert_tf/configs, `--recipe=NAME`) are.
     include_package_data=True,
     package_data={"albert_tf.configs": ["*.json", "*.flags"], "albert_tf.configs.glue": ["*.flags"],
                   "albert_tf.configs.squad": ["*.flags"]},

@@ -1,4 +1,4 @@
-"""AlbertConfig: the official ``albert_config.json`` keys, validated, plus named presets.
+"""AlbertConfig: the official ``albert_config.json`` keys, validated, plus the packaged model configs by name.
 
 The official ``AlbertConfig.from_dict`` copies every JSON key into ``__dict__`` and never
 checks anything. We keep that tolerance for reading (unknown keys are preserved and written
@@ -11,10 +11,12 @@ from __future__ import annotations
 import copy
 import json
 import os
+import warnings
 from dataclasses import dataclass, field, fields
 from typing import Any
 
 from albert_tf import files as _fs
+from albert_tf.configs import UnknownNameError, model_config_path, model_configs
 
 # Activations an ALBERT config may name. "gelu" is the tanh approximation (what the official
 # code computes; Hugging Face calls it "gelu_new"); the exact erf GELU is opt-in as "gelu_exact".
@@ -25,23 +27,8 @@ UNUSED_OFFICIAL_KEYS = ("down_scale_factor", "net_structure_type", "gap_size", "
 
 SHARING_MODES = ("all", "attention", "ffn", "none")
 
-PRESETS = (
-    "albert_base_v1",
-    "albert_large_v1",
-    "albert_xlarge_v1",
-    "albert_xxlarge_v1",
-    "albert_base_v2",
-    "albert_large_v2",
-    "albert_xlarge_v2",
-    "albert_xxlarge_v2",
-    "bert_base",
-    "bert_large",
-    "albert_small",
-    "albert_tiny",
-)
-
-CONFIG_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "configs")
-
+#: The model configs shipped in ``albert_tf/configs`` (``AlbertConfig.from_name``, ``--albert_config_file=NAME``).
+MODEL_CONFIGS = tuple(model_configs())
 
 class ConfigError(ValueError):
     """A config value is missing or invalid; the message names the key."""
@@ -187,17 +174,24 @@ class AlbertConfig:
         return cls.from_dict(data, source=path)
 
     @classmethod
+    def from_name(cls, name: str) -> AlbertConfig:
+        """One of the model configs shipped in ``albert_tf/configs`` by name, e.g. ``albert_base_v2``."""
+        try:
+            return cls.from_json_file(model_config_path(name))
+        except UnknownNameError as e:
+            raise ConfigError(str(e)) from None
+
+    @classmethod
     def from_preset(cls, name: str) -> AlbertConfig:
-        """One of the configs shipped in ``configs/`` by name, e.g. ``albert_base_v2``."""
-        if name not in PRESETS:
-            raise ConfigError(f"unknown preset {name!r}; known presets: {', '.join(PRESETS)}")
-        return cls.from_json_file(os.path.join(CONFIG_DIR, f"{name}.json"))
+        """The old spelling of :meth:`from_name` (a "preset" is released weights by name); warns."""
+        warnings.warn("AlbertConfig.from_name is now AlbertConfig.from_name", DeprecationWarning, stacklevel=2)
+        return cls.from_name(name)
 
     @classmethod
     def load(cls, name_or_path: str) -> AlbertConfig:
-        """A preset name or a path to a JSON file."""
-        if name_or_path in PRESETS:
-            return cls.from_preset(name_or_path)
+        """A model config name or a path to a JSON file."""
+        if name_or_path in MODEL_CONFIGS:
+            return cls.from_name(name_or_path)
         return cls.from_json_file(name_or_path)
 
     def to_dict(self) -> dict[str, Any]:

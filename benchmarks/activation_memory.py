@@ -72,7 +72,7 @@ def child(args: argparse.Namespace) -> dict:
     from albert_tf.training.optimizers import AdamWeightDecay
 
     keras.utils.set_random_seed(0)
-    config = AlbertConfig.from_preset(args.model)
+    config = AlbertConfig.from_name(args.model)
     model = AlbertClassifier(config, num_labels=2)
     rng = np.random.default_rng(0)
     batch = {
@@ -153,7 +153,7 @@ def largest_batch(args: argparse.Namespace, recompute: bool, at_batch: dict) -> 
 
 def parse_args(argv=None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--model", default="albert_large_v2", help="a config preset (albert_large_v2, albert_base_v2...)")
+    p.add_argument("--model", default="albert_large_v2", help="a model config (albert_large_v2, albert_base_v2...)")
     p.add_argument("--seq", type=int, default=512)
     p.add_argument("--batch", type=int, default=4)
     p.add_argument("--steps", type=int, default=2, help="timed steps per process, after one untimed step")

@@ -97,7 +97,7 @@ def albert_tf_step(d: dict, jit_compile: bool):
     from albert_tf.modeling import AlbertEncoder
 
     keras.utils.set_random_seed(0)
-    config = AlbertConfig.from_preset("albert_base_v2").replace(
+    config = AlbertConfig.from_name("albert_base_v2").replace(
         vocab_size=d["V"], embedding_size=d["E"], hidden_size=d["H"], num_hidden_layers=d["L"],
         num_attention_heads=d["N"], intermediate_size=d["I"])
     model = AlbertEncoder(config)

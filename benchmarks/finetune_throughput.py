@@ -235,7 +235,7 @@ class AlbertTf(DatasetImplementation):
 
         self.make_dataset = make_dataset
         keras.utils.set_random_seed(args.seed)
-        config = AlbertConfig.from_preset(PRESET).replace(
+        config = AlbertConfig.from_name(PRESET).replace(
             vocab_size=d["V"], embedding_size=d["E"], hidden_size=d["H"], num_hidden_layers=d["L"],
             num_attention_heads=d["N"], intermediate_size=d["I"])
         model = AlbertClassifier(config, args.num_labels, classifier_dropout=CLASSIFIER_DROPOUT)

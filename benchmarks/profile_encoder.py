@@ -40,7 +40,7 @@ def main() -> None:
     from albert_tf.modeling import AlbertEncoder
 
     tf.compat.v1.disable_eager_execution()
-    cfg = AlbertConfig.from_preset(args.config)
+    cfg = AlbertConfig.from_name(args.config)
     model = AlbertEncoder(cfg)
     rng = np.random.default_rng(0)
     ids = tf.constant(rng.integers(5, cfg.vocab_size, (args.batch, args.seq)).astype("int32"))

@@ -58,7 +58,7 @@ def build_variants(args: argparse.Namespace) -> tuple[dict[str, Any], Any]:
     tf.config.threading.set_intra_op_parallelism_threads(args.threads)
     tf.config.threading.set_inter_op_parallelism_threads(args.threads)
     keras.utils.set_random_seed(args.seed)
-    config = AlbertConfig.from_preset("albert_base_v2")
+    config = AlbertConfig.from_name("albert_base_v2")
     if args.smoke:
         config = config.replace(hidden_size=64, num_attention_heads=2, intermediate_size=128, num_hidden_layers=2)
     model = AlbertClassifier(config, 2, classifier_dropout=0.0)

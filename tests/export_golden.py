@@ -48,7 +48,7 @@ def _export_all(spm_model_file: str, work: str) -> dict[str, str]:
 
     tokenizer = FullTokenizer(spm_model_file=spm_model_file)
     # A wide initialisation, so that the answers differ clearly between inputs (0.02 gives near-ties everywhere).
-    config = AlbertConfig.from_preset("albert_tiny").replace(vocab_size=tokenizer.vocab_size, initializer_range=0.5)
+    config = AlbertConfig.from_name("albert_tiny").replace(vocab_size=tokenizer.vocab_size, initializer_range=0.5)
     keys = ("input_ids", "input_mask", "segment_ids")
     paths = {}
 

@@ -112,7 +112,7 @@ def write_release(folder: pathlib.Path, spm_model: pathlib.Path, config: dict | 
 
     folder.mkdir(parents=True, exist_ok=True)
     vocab = spm.SentencePieceProcessor(model_file=str(spm_model)).get_piece_size()
-    data = {**json.loads(AlbertConfig.from_preset("albert_tiny").to_json_string()), "vocab_size": vocab,
+    data = {**json.loads(AlbertConfig.from_name("albert_tiny").to_json_string()), "vocab_size": vocab,
             "max_position_embeddings": 512, **(config or {})}
     albert_config = AlbertConfig.from_dict(data)
     albert_config.to_json_file(str(folder / "albert_config.json"))

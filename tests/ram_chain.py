@@ -168,7 +168,7 @@ def copy_inputs(shared: str) -> None:
     for name, rows in GLUE_ROWS.items():  # the header and the first rows
         lines = local("glue", "MRPC", name).splitlines(keepends=True)
         put(b"".join(lines[: rows + 1]), f"{IN}/glue/MRPC/{name}")
-    AlbertConfig.from_preset("albert_tiny").replace(vocab_size=30000).to_json_file(f"{IN}/albert_config.json")
+    AlbertConfig.from_name("albert_tiny").replace(vocab_size=30000).to_json_file(f"{IN}/albert_config.json")
 
 
 def create_records() -> dict:

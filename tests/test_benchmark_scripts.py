@@ -617,7 +617,7 @@ def test_tflite_quantization_smoke_on_a_trained_run(shared_data, tmp_path):
     config = tmp_path / "albert_tiny_30k.json"
     from albert_tf.config import AlbertConfig
 
-    AlbertConfig.from_preset("albert_tiny").replace(vocab_size=30000).to_json_file(str(config))
+    AlbertConfig.from_name("albert_tiny").replace(vocab_size=30000).to_json_file(str(config))
     run = tmp_path / "mrpc"
     proc = subprocess.run(
         [sys.executable, "run_classifier.py", f"--data_dir={shared_data / 'glue'}", "--task_name=MRPC",

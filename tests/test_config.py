@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from albert_tf.config import PRESETS, AlbertConfig, ConfigError
+from albert_tf.config import MODEL_CONFIGS, AlbertConfig, ConfigError
 
 # albert_base_v2's albert_config.json as released (Hugging Face mirror of the official file).
 OFFICIAL_BASE_V2 = {
@@ -52,17 +52,17 @@ def test_constructor_defaults_are_official_xxlarge():
     assert cfg.hidden_act == "gelu" and cfg.hidden_dropout_prob == 0 and cfg.max_position_embeddings == 512
 
 
-@pytest.mark.parametrize("name", PRESETS)
-def test_presets_load(name):
-    cfg = AlbertConfig.from_preset(name)
+@pytest.mark.parametrize("name", MODEL_CONFIGS)
+def test_model_configs_load(name):
+    cfg = AlbertConfig.from_name(name)
     assert cfg.vocab_size > 0
 
 
 def test_v1_dropout_except_xxlarge_v2_none():
     for size in ("base", "large", "xlarge"):
-        assert AlbertConfig.from_preset(f"albert_{size}_v1").hidden_dropout_prob == 0.1
-        assert AlbertConfig.from_preset(f"albert_{size}_v2").hidden_dropout_prob == 0.0
-    assert AlbertConfig.from_preset("albert_xxlarge_v1").hidden_dropout_prob == 0.0
+        assert AlbertConfig.from_name(f"albert_{size}_v1").hidden_dropout_prob == 0.1
+        assert AlbertConfig.from_name(f"albert_{size}_v2").hidden_dropout_prob == 0.0
+    assert AlbertConfig.from_name("albert_xxlarge_v1").hidden_dropout_prob == 0.0
 
 
 def test_group_assignment_is_official():
@@ -107,7 +107,7 @@ def test_invalid_json_names_line(tmp_path):
 
 
 def test_max_seq_length_check():
-    cfg = AlbertConfig.from_preset("albert_tiny")
+    cfg = AlbertConfig.from_name("albert_tiny")
     cfg.check_max_seq_length(128)
     with pytest.raises(ConfigError, match="max_position_embeddings"):
         cfg.check_max_seq_length(129)
@@ -129,3 +129,24 @@ def test_bad_config_error_is_one_line_not_a_keras_traceback(tmp_path):
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 3
     assert proc.stdout.strip().count("\n") == 0 and "num_attention_heads" in proc.stdout
+
+
+def test_recipes_and_the_old_flag_spelling():
+    """``--recipe=NAME`` is the packaged flagfile at its place on the command line; the old spelling ``--preset``
+    reads the same file with one notice, and ``AlbertConfig.from_preset`` is ``from_name`` with a warning."""
+    from albert_tf.cli.app import expand_recipes
+    from albert_tf.configs import UnknownNameError, recipe_path
+
+    notices: list[str] = []
+    new = expand_recipes(["prog", "--recipe=glue/mrpc", "--x=1"], notices.append)
+    assert new == ["prog", f"--flagfile={recipe_path('glue/mrpc')}", "--x=1"] and notices == []
+    old = expand_recipes(["prog", "--preset", "glue/mrpc", "--preset=squad/v2"], notices.append)
+    assert old == ["prog", f"--flagfile={recipe_path('glue/mrpc')}", f"--flagfile={recipe_path('squad/v2')}"]
+    assert notices == ["notice: --preset=glue/mrpc is now spelled --recipe=glue/mrpc (a packaged flagfile; a preset "
+                       "is released weights, --init_checkpoint=NAME)"]
+    with pytest.raises(UnknownNameError, match="unknown recipe 'glue/nope'; known recipes: .*glue/mrpc"):
+        expand_recipes(["prog", "--recipe=glue/nope"])
+    with pytest.warns(DeprecationWarning, match="from_name"):
+        assert AlbertConfig.from_preset("albert_tiny") == AlbertConfig.from_name("albert_tiny")
+    with pytest.raises(ConfigError, match="unknown model config 'albert_huge'; known: .*albert_tiny"):
+        AlbertConfig.from_name("albert_huge")

@@ -88,11 +88,11 @@ def installed(tmp_path_factory):
 def test_the_wheel_is_what_runs(installed, tmp_path):
     bin_dir, env, scripts = installed
     where = _run([str(bin_dir / "python"), "-c", "import albert_tf, albert_tf.configs as c; "
-                  "print(albert_tf.__file__); print(albert_tf.__version__); print(c.flag_presets())"], tmp_path, env)
+                  "print(albert_tf.__file__); print(albert_tf.__version__); print(c.recipes())"], tmp_path, env)
     assert where.returncode == 0, where.stderr[-2000:]
-    path, version, presets = where.stdout.strip().splitlines()
+    path, version, recipes = where.stdout.strip().splitlines()
     assert path.startswith(str(bin_dir.parent)) and version == "0.1.0"
-    assert "glue/mrpc" in presets and "pretrain_base" in presets and "squad/v2" in presets and "race" in presets
+    assert "glue/mrpc" in recipes and "pretrain_base" in recipes and "squad/v2" in recipes and "race" in recipes
     assert sorted(OWN_FLAGS) == scripts, "a console script without a --help check (or a check for none)"
 
 

@@ -37,7 +37,7 @@ def _tiny(num_labels, seq):
     from albert_tf.tokenization import AlbertPreprocessor, FullTokenizer
 
     tokenizer = FullTokenizer(spm_model_file=str(shared_path("spm", "30k-clean.model")))
-    config = AlbertConfig.from_preset("albert_tiny").replace(vocab_size=30000)
+    config = AlbertConfig.from_name("albert_tiny").replace(vocab_size=30000)
     keras.utils.set_random_seed(7)
     model = AlbertClassifier(config, num_labels=num_labels)
     model.head.kernel.assign(model.head.kernel * 200.0)  # a larger head: answers differ clearly between inputs
@@ -208,7 +208,7 @@ def test_export_savedmodel_cli_from_a_trainer_checkpoint(tmp_path):
     from albert_tf.tasks.glue.task import GlueTask
 
     config_path = tmp_path / "tiny.json"
-    AlbertConfig.from_preset("albert_tiny").replace(vocab_size=30000).to_json_file(str(config_path))
+    AlbertConfig.from_name("albert_tiny").replace(vocab_size=30000).to_json_file(str(config_path))
     model = GlueTask(
         glue.get_processor("sst-2"), AlbertConfig.load(str(config_path)), 16
     ).build_model()

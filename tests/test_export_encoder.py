@@ -117,7 +117,7 @@ def _tiny_encoder(vocab_size, seed=3):
     from albert_tf.modeling import AlbertEncoder
 
     keras.utils.set_random_seed(seed)
-    config = AlbertConfig.from_preset("albert_tiny").replace(vocab_size=vocab_size, hidden_dropout_prob=0.1)
+    config = AlbertConfig.from_name("albert_tiny").replace(vocab_size=vocab_size, hidden_dropout_prob=0.1)
     return AlbertEncoder(config)
 
 

@@ -48,7 +48,7 @@ def exported(spm_model, tmp_path_factory):
     from albert_tf.tokenization import AlbertPreprocessor, FullTokenizer
 
     tokenizer = FullTokenizer(spm_model_file=str(spm_model))
-    config = AlbertConfig.from_preset("albert_tiny").replace(vocab_size=tokenizer.vocab_size)
+    config = AlbertConfig.from_name("albert_tiny").replace(vocab_size=tokenizer.vocab_size)
     keras.utils.set_random_seed(7)
     model = AlbertMultipleChoice(config)
     model({k: np.zeros((1, 4, 2), np.int32) for k in KEYS}, training=False)
@@ -157,7 +157,7 @@ def test_export_savedmodel_cli_task_race(spm_model, tmp_path):
 
     vocab = FullTokenizer(spm_model_file=str(spm_model)).vocab_size
     config_path = tmp_path / "tiny.json"
-    AlbertConfig.from_preset("albert_tiny").replace(vocab_size=vocab).to_json_file(str(config_path))
+    AlbertConfig.from_name("albert_tiny").replace(vocab_size=vocab).to_json_file(str(config_path))
     model = AlbertMultipleChoice(AlbertConfig.load(str(config_path)))
     model({k: np.zeros((1, 4, 2), np.int32) for k in KEYS}, training=False)
     items = {checkpointing.WEIGHTS_KEY: checkpointing.model_weights(model), "global_step": tf.Variable(5, tf.int64)}

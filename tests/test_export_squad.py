@@ -70,7 +70,7 @@ def _model(tokenizer, version_2: bool, seed: int = 3):
 
     from albert_tf.tasks.squad.model import AlbertSquad
 
-    config = AlbertConfig.from_preset("albert_tiny").replace(vocab_size=tokenizer.vocab_size)
+    config = AlbertConfig.from_name("albert_tiny").replace(vocab_size=tokenizer.vocab_size)
     keras.utils.set_random_seed(seed)
     return AlbertSquad(config, version_2_with_negative=version_2)
 

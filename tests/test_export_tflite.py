@@ -60,7 +60,7 @@ def inputs(preprocessor) -> dict[str, dict[str, np.ndarray]]:
 def _config(tokenizer) -> AlbertConfig:
     # At least the official 30,000 ids whatever the tokenizer: the embedding table is then most of the weights, as in
     # every released model, which the quantized file sizes below depend on (the substitute model has 250 pieces).
-    return AlbertConfig.from_preset("albert_tiny").replace(vocab_size=max(tokenizer.vocab_size, 30000))
+    return AlbertConfig.from_name("albert_tiny").replace(vocab_size=max(tokenizer.vocab_size, 30000))
 
 
 def _features(preprocessor, pairs=PAIRS) -> dict[str, np.ndarray]:

@@ -9,7 +9,7 @@ import pytest
 from albert_tf.config import AlbertConfig
 from albert_tf.tasks.glue.model import AlbertClassifier, classification_loss
 
-CONFIG = AlbertConfig.from_preset("albert_tiny")
+CONFIG = AlbertConfig.from_name("albert_tiny")
 
 
 def _inputs(batch=3, seq=7, seed=0):

@@ -92,7 +92,7 @@ def compare(cases: list[dict], encode, categories: dict, field: str = "text") ->
 
 
 def tiny_config() -> AlbertConfig:
-    return AlbertConfig.from_preset("albert_tiny").replace(vocab_size=SPM_VOCAB)
+    return AlbertConfig.from_name("albert_tiny").replace(vocab_size=SPM_VOCAB)
 
 
 @pytest.fixture(scope="module")
@@ -313,7 +313,7 @@ def test_wrong_or_missing_tokenizer_is_refused_before_anything_is_written(tmp_pa
     from albert_tf.modeling import AlbertEncoder
 
     spm_file = str(shared_path("spm", "30k-clean.model"))
-    small = AlbertEncoder(AlbertConfig.from_preset("albert_tiny"))  # vocab_size 1000
+    small = AlbertEncoder(AlbertConfig.from_name("albert_tiny"))  # vocab_size 1000
     with pytest.raises(CheckpointError, match="30000 tokens but the model's vocab_size is 1000") as err:
         save_huggingface(small, str(tmp_path / "a"), spm_model_file=spm_file)
     assert "\n" not in str(err.value) and not (tmp_path / "a").exists()

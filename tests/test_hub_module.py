@@ -31,7 +31,7 @@ from albert_tf.training.run_config import RunError
 @pytest.fixture(scope="module")
 def config(spm_model):
     vocab_size = FullTokenizer(spm_model_file=spm_model).vocab_size  # 30000 for 30k-clean
-    return AlbertConfig.from_preset("albert_tiny").replace(vocab_size=vocab_size)
+    return AlbertConfig.from_name("albert_tiny").replace(vocab_size=vocab_size)
 
 
 def _word_embeddings(model) -> np.ndarray:

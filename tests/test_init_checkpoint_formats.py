@@ -11,7 +11,7 @@ from albert_tf.modeling import AlbertPretrainer
 
 def built(seed):
     keras.utils.set_random_seed(seed)
-    model = AlbertPretrainer(AlbertConfig.from_preset("albert_tiny"))
+    model = AlbertPretrainer(AlbertConfig.from_name("albert_tiny"))
     ids = np.ones((1, 8), "int32")
     model({"input_ids": ids, "input_mask": ids, "segment_ids": 0 * ids, "masked_lm_positions": ids[:, :2]})
     return model
@@ -83,7 +83,7 @@ def test_trainer_checkpoint_into_a_classifier_reports_the_encoder_in_keras_paths
 
     source = built(1)
     prefix = write_weights(source, str(tmp_path / "ckpt-7"), step=7)
-    classifier = AlbertClassifier(AlbertConfig.from_preset("albert_tiny"), num_labels=3)
+    classifier = AlbertClassifier(AlbertConfig.from_name("albert_tiny"), num_labels=3)
     ids = np.ones((1, 8), "int32")
     classifier({"input_ids": ids, "input_mask": ids, "segment_ids": 0 * ids})
     report = init_from_checkpoint(classifier, prefix)

@@ -12,7 +12,7 @@ from albert_tf.tasks.glue.model import AlbertClassifier
 
 def classifier(seed: int, num_labels: int) -> AlbertClassifier:
     keras.utils.set_random_seed(seed)
-    model = AlbertClassifier(AlbertConfig.from_preset("albert_tiny"), num_labels=num_labels)
+    model = AlbertClassifier(AlbertConfig.from_name("albert_tiny"), num_labels=num_labels)
     ids = np.ones((1, 8), "int32")
     model({"input_ids": ids, "input_mask": ids, "segment_ids": 0 * ids})
     return model

@@ -18,7 +18,7 @@ from albert_tf.config import AlbertConfig
 from albert_tf.modeling import AlbertEncoder, AlbertPretrainer
 
 # albert_tiny (E=16 != H=32, so embedding_hidden_mapping_in exists, dropout 0) with L = 4
-BASE = AlbertConfig.from_preset("albert_tiny").replace(num_hidden_layers=4, vocab_size=64, max_position_embeddings=16)
+BASE = AlbertConfig.from_name("albert_tiny").replace(num_hidden_layers=4, vocab_size=64, max_position_embeddings=16)
 L = BASE.num_hidden_layers
 SCOPE = "bert/encoder/transformer/"
 N_HEAD_VARS = 7  # cls/predictions/* (5) and cls/seq_relationship/* (2)

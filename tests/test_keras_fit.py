@@ -16,7 +16,7 @@ import pytest
 import tensorflow as tf
 from conftest import shared_path
 
-from albert_tf.config import PRESETS, AlbertConfig, ConfigError
+from albert_tf.config import MODEL_CONFIGS, AlbertConfig, ConfigError
 from albert_tf.data import glue
 from albert_tf.modeling import AlbertEncoder, AlbertPretrainer
 from albert_tf.tasks.glue.model import AlbertClassifier, classification_loss, classifier_logits
@@ -151,7 +151,7 @@ def test_return_pooled_output_gives_the_dict_with_the_same_variables(tmp_path):
 
 
 def test_from_preset_for_every_model_class():
-    want = AlbertConfig.from_preset("albert_tiny")
+    want = AlbertConfig.from_name("albert_tiny")
     encoder = AlbertEncoder.from_preset("albert_tiny", sharing="none", output_all_layers=True)
     assert encoder.config == want and encoder.sharing == "none" and encoder.output_all_layers
     pretrainer = AlbertPretrainer.from_preset("albert_tiny", vocab_size=500, name="pt")
@@ -164,9 +164,9 @@ def test_from_preset_for_every_model_class():
 
 def test_from_preset_errors_name_the_presets_and_the_key():
     for cls, kwargs in ((AlbertEncoder, {}), (AlbertPretrainer, {}), (AlbertClassifier, {"num_labels": 2})):
-        with pytest.raises(ConfigError, match="unknown preset 'albert_huge'; known presets: .*albert_base_v2") as e:
+        with pytest.raises(ConfigError, match="unknown preset 'albert_huge': neither released .*albert_base_v2") as e:
             cls.from_preset("albert_huge", **kwargs)
-        assert all(name in str(e.value) for name in PRESETS)
+        assert all(name in str(e.value) for name in MODEL_CONFIGS)
     with pytest.raises(ConfigError, match="'hidden_size' \\(30\\) must be a multiple of 'num_attention_heads'"):
         AlbertEncoder.from_preset("albert_tiny", hidden_size=30)
     # Keras' functional Model drops unknown keywords silently; from_preset names them instead.

@@ -24,7 +24,7 @@ from albert_tf.modeling.losses import pretraining_losses
 
 TOL = 1e-5
 # albert_tiny (E 16 != H 32, dropout 0) with 3 layers, so the last layer is neither the first nor shared-only-once
-BASE = AlbertConfig.from_preset("albert_tiny").replace(
+BASE = AlbertConfig.from_name("albert_tiny").replace(
     num_hidden_layers=3, vocab_size=97, max_position_embeddings=32, hidden_dropout_prob=0.0,
     attention_probs_dropout_prob=0.0,
 )

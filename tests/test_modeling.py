@@ -24,7 +24,7 @@ SPEC_COUNTS = {  # spec 1.1: backbone incl. pooler / + MLM and SOP heads
 
 
 def tiny(**changes):
-    return AlbertConfig.from_preset("albert_tiny").replace(**changes)
+    return AlbertConfig.from_name("albert_tiny").replace(**changes)
 
 
 def random_inputs(batch=3, seq=9, vocab=1000, seed=0, pad=True):
@@ -45,7 +45,7 @@ def random_inputs(batch=3, seq=9, vocab=1000, seed=0, pad=True):
 @pytest.mark.heavy
 @pytest.mark.parametrize("preset", sorted(SPEC_COUNTS))
 def test_parameter_counts_match_spec(preset):
-    cfg = AlbertConfig.from_preset(preset)
+    cfg = AlbertConfig.from_name(preset)
     backbone, with_heads = SPEC_COUNTS[preset]
     assert AlbertEncoder(cfg).count_params() == backbone
     assert AlbertPretrainer(cfg).count_params() == with_heads
@@ -53,15 +53,15 @@ def test_parameter_counts_match_spec(preset):
 
 def test_v1_and_v2_have_the_same_counts():
     for size in ("base", "large"):
-        v1 = AlbertEncoder(AlbertConfig.from_preset(f"albert_{size}_v1")).count_params()
-        v2 = AlbertEncoder(AlbertConfig.from_preset(f"albert_{size}_v2")).count_params()
+        v1 = AlbertEncoder(AlbertConfig.from_name(f"albert_{size}_v1")).count_params()
+        v2 = AlbertEncoder(AlbertConfig.from_name(f"albert_{size}_v2")).count_params()
         assert v1 == v2
 
 
 @pytest.mark.heavy
 @pytest.mark.parametrize("preset, low, high", [("bert_base", 105e6, 112e6), ("bert_large", 330e6, 340e6)])
 def test_bert_equivalents(preset, low, high):
-    n = AlbertEncoder(AlbertConfig.from_preset(preset)).count_params()
+    n = AlbertEncoder(AlbertConfig.from_name(preset)).count_params()
     assert low <= n <= high
 
 
@@ -250,7 +250,7 @@ def test_table1_unshared_equivalent_is_measured_correctly():
     """The demo's shortcut (1-layer model + (L-1) blocks) equals building BERT-base outright."""
     from albert_tf.demo.table1 import measure
 
-    row = measure(AlbertConfig.from_preset("albert_base_v2"))
+    row = measure(AlbertConfig.from_name("albert_base_v2"))
     assert row["params"] == 11_683_584
-    assert row["unshared_equivalent_params"] == AlbertEncoder(AlbertConfig.from_preset("bert_base")).count_params()
+    assert row["unshared_equivalent_params"] == AlbertEncoder(AlbertConfig.from_name("bert_base")).count_params()
     assert 0.3 < row["embedding_share"] < 0.4  # 4.0M of 11.7M are embeddings in ALBERT-base

@@ -24,7 +24,7 @@ from albert_tf.modeling.losses import pretraining_losses
 
 
 def tiny(**changes):
-    return AlbertConfig.from_preset("albert_tiny").replace(**changes)
+    return AlbertConfig.from_name("albert_tiny").replace(**changes)
 
 
 def features(batch=2, seq=8, preds=3, vocab=1000, seed=0):
@@ -170,7 +170,7 @@ MIRRORED_SCRIPT = textwrap.dedent(
     sys.path.insert(0, sys.argv[1])
     from test_modeling_keras import features, MODEL_KEYS
 
-    cfg = AlbertConfig.from_preset("albert_tiny")
+    cfg = AlbertConfig.from_name("albert_tiny")
     feats = features(batch=4)
     def run(strategy):
         keras.utils.set_random_seed(0)

@@ -33,7 +33,7 @@ from albert_tf.tasks.race.model import (
     unflatten_choice_features,
 )
 
-CONFIG = AlbertConfig.from_preset("albert_tiny")  # hidden and attention dropout 0: only the head's dropout acts
+CONFIG = AlbertConfig.from_name("albert_tiny")  # hidden and attention dropout 0: only the head's dropout acts
 H = CONFIG.hidden_size
 B, C, L = 3, 4, 10
 NAMES = ("input_ids", "input_mask", "segment_ids")

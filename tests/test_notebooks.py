@@ -270,7 +270,7 @@ def released_checkpoint(tmp_path_factory, spm_model):
 
     root = tmp_path_factory.mktemp("released")
     vocab = spm.SentencePieceProcessor(model_file=str(spm_model)).get_piece_size()
-    config = AlbertConfig.from_preset("albert_tiny").replace(vocab_size=vocab)
+    config = AlbertConfig.from_name("albert_tiny").replace(vocab_size=vocab)
     keras.utils.set_random_seed(0)
     model = AlbertPretrainer(config)
     official = root / "albert_tiny"

@@ -279,7 +279,7 @@ def test_a_task_masks_training_online_and_can_evaluate_on_the_records_own_masks(
     from albert_tf.tasks.pretraining.task import PretrainingTask
     from albert_tf.training.task import EVAL, TRAIN
 
-    config = AlbertConfig.from_preset("albert_tiny").replace(vocab_size=real["vocab_size"])
+    config = AlbertConfig.from_name("albert_tiny").replace(vocab_size=real["vocab_size"])
     masking = _config(real["vocab_size"], 20)
 
     def positions(task, split):

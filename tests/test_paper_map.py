@@ -7,7 +7,7 @@ importable module prefix is imported, the rest is a getattr chain, so a rename b
 (which must exist); the command column holds commands (and flags of those commands on their own), each command one of
 
 * a console script of setup.py or ``python -m MODULE``: the entry point exists and the command line parses with that
-  command's own flags: ``define_flags(fv)`` on a fresh ``absl.flags.FlagValues`` with ``--preset`` expanded as the
+  command's own flags: ``define_flags(fv)`` on a fresh ``absl.flags.FlagValues`` with ``--recipe`` expanded as the
   command expands it (so unknown flags, bad enum values and bad numbers fail; a ``define_flags()`` that only
   defines on absl's global FLAGS runs in one subprocess per command), ``parse_args`` for an argparse command, else
   the flag names that its ``--help`` lists;
@@ -49,7 +49,7 @@ ENTRY_POINTS = "## Which entry point for which user"
 MIN_ROWS = 12
 NO_COMMAND_REASONS = ("planned", "not reproduced")
 # What every albert-tf command line accepts besides its own flags (albert_tf/cli/app.py and absl).
-APP_FLAGS = {"preset", "verbose", "flagfile", "help"}
+APP_FLAGS = {"recipe", "verbose", "flagfile", "help"}
 PYTEST_SWITCHES = {"-q", "-v", "-x", "--run-slow"}
 CODE_SPAN = re.compile(r"`([^`]+)`")
 NAME = re.compile(r"^albert_tf(\.[A-Za-z_]\w*)+")
@@ -236,11 +236,11 @@ def entry_point_problems(command: str, module_name: str, args: list[str], prog: 
     module = importlib.import_module(module_name)
     define_flags = getattr(module, "define_flags", None)
     if define_flags is not None:
-        from albert_tf.cli.app import VERBOSE, expand_presets
+        from albert_tf.cli.app import VERBOSE, expand_recipes
 
         try:
-            argv = [prog, *expand_presets([a for a in args if a != VERBOSE])]
-        except ValueError as e:  # PresetError
+            argv = [prog, *expand_recipes([a for a in args if a != VERBOSE])]
+        except ValueError as e:  # UnknownNameError
             return [f"`{command}`: {e}"]
         if not inspect.signature(define_flags).parameters:
             error = parse_with_global_flags(module_name, argv)
@@ -470,10 +470,10 @@ def test_the_checker_catches_a_wrong_name_flag_and_test():
     assert not name_problems("albert_tf.modeling.encoder.AlbertEncoder")
     assert name_problems("albert_tf.modeling.encoder.AlbertEncoderr")
     assert name_problems("albert_tf.modeling.encoderr.AlbertEncoder")
-    assert not command_problems("run_pretraining --sharing=attention --preset=pretrain_small_cpu")
+    assert not command_problems("run_pretraining --sharing=attention --recipe=pretrain_small_cpu")
     assert command_problems("run_pretraining --sharing=everything")
     assert command_problems("run_pretraining --no_such_flag=1")
-    assert command_problems("run_classifier --preset=glue/no_such_task")
+    assert command_problems("run_classifier --recipe=glue/no_such_task")
     assert not command_problems("create_pretraining_data --sentence_order=nsp --nodo_lower_case")
     assert command_problems("create_pretraining_data --sentence_order=nothing")
     assert command_problems("create_pretraining_data --no_such_flag")

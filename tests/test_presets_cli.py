@@ -109,8 +109,8 @@ def test_models_from_preset_load_the_released_weights(tmp_path, monkeypatch, ser
     np.testing.assert_array_equal(word_embeddings(classifier), expected)
     assert server.gets("albert_tiny.tar.gz") == 1
     with pytest.raises(Exception, match="unknown preset 'tiny_release'"):
-        AlbertEncoder.from_preset("tiny_release", load_weights=False)  # no config preset of that name
-    random = AlbertEncoder.from_preset("albert_tiny")  # a config preset: random weights, nothing fetched
+        AlbertEncoder.from_preset("tiny_release", load_weights=False)  # no model config of that name
+    random = AlbertEncoder.from_preset("albert_tiny")  # a model config: random weights, nothing fetched
     assert word_embeddings(random).shape == (1000, 16) and server.gets("albert_tiny.tar.gz") == 1
 
 

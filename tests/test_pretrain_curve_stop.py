@@ -20,7 +20,7 @@ def records(tmp_path_factory):
 def pretrain(records, model_dir, **kwargs):
     from albert_tf.tasks.pretraining.curve import pretrain_with_curve
 
-    config = AlbertConfig.from_preset("albert_tiny").replace(vocab_size=30000)
+    config = AlbertConfig.from_name("albert_tiny").replace(vocab_size=30000)
     return pretrain_with_curve(
         config, records["train"], records["heldout"], str(model_dir), num_train_steps=6, train_batch_size=4,
         eval_every=2, eval_batch_size=8, max_eval_steps=1, steps_per_loop=2, log=None, progress_log=None, **kwargs,

@@ -92,7 +92,7 @@ def test_local_helpers_keep_python_semantics(tmp_path):
 
 # ------------------------------------------------------------------------------------ single readers and writers
 def test_albert_config_round_trip_on_ram(ram):
-    config = AlbertConfig.from_preset("albert_tiny").replace(vocab_size=321)
+    config = AlbertConfig.from_name("albert_tiny").replace(vocab_size=321)
     config.to_json_file(f"{ram}/cfg/albert_config.json")  # the folder exists implicitly on ram://
     assert AlbertConfig.from_json_file(f"{ram}/cfg/albert_config.json") == config
     assert AlbertConfig.load(f"{ram}/cfg/albert_config.json").vocab_size == 321
@@ -221,7 +221,7 @@ def test_huggingface_directory_on_ram(ram):
     from albert_tf.checkpoints.huggingface import load_huggingface, read_huggingface_config, save_huggingface
     from albert_tf.modeling import AlbertEncoder
 
-    config = AlbertConfig.from_preset("albert_tiny")
+    config = AlbertConfig.from_name("albert_tiny")
     source, target = AlbertEncoder(config), AlbertEncoder(config)
     ids = np.array([[2, 10, 20, 3]], np.int32)
     feed = {"input_ids": ids, "input_mask": np.ones_like(ids), "segment_ids": np.zeros_like(ids)}
@@ -258,7 +258,7 @@ def test_encoder_export_writes_no_local_scratch(ram, tmp_path, monkeypatch):
 
     monkeypatch.setenv("TMPDIR", str(tmp_path))
     monkeypatch.setattr("tempfile.tempdir", None)
-    encoder = AlbertEncoder(AlbertConfig.from_preset("albert_tiny"))
+    encoder = AlbertEncoder(AlbertConfig.from_name("albert_tiny"))
     ids = np.array([[2, 3]], np.int32)
     encoder({"input_ids": ids, "input_mask": np.ones_like(ids), "segment_ids": np.zeros_like(ids)})
     export_encoder(encoder, f"{ram}/encoder")

@@ -21,7 +21,7 @@ from albert_tf.modeling import recompute as rc
 from albert_tf.modeling.encoder import AlbertEncoder
 from albert_tf.modeling.transformer import TransformerBlock
 
-CONFIG = AlbertConfig.from_preset("albert_tiny").replace(num_hidden_layers=3, inner_group_num=2)
+CONFIG = AlbertConfig.from_name("albert_tiny").replace(num_hidden_layers=3, inner_group_num=2)
 
 
 def _inputs(batch=2, seq=16, seed=0):
@@ -168,7 +168,7 @@ MIRRORED = textwrap.dedent(
     from albert_tf.config import AlbertConfig
     from albert_tf.modeling.encoder import AlbertEncoder
 
-    config = AlbertConfig.from_preset("albert_tiny")
+    config = AlbertConfig.from_name("albert_tiny")
     rng = np.random.default_rng(0)
     batch = {"input_ids": rng.integers(0, config.vocab_size, (4, 12)).astype("int32"),
              "input_mask": np.ones((4, 12), "int32"), "segment_ids": np.zeros((4, 12), "int32")}
@@ -239,7 +239,7 @@ def test_run_classifier_recompute_activations_trains_the_same_weights(tmp_path):
     from conftest import shared_path
 
     config = tmp_path / "albert_tiny_30k.json"
-    AlbertConfig.from_preset("albert_tiny").replace(vocab_size=30000).to_json_file(str(config))
+    AlbertConfig.from_name("albert_tiny").replace(vocab_size=30000).to_json_file(str(config))
     env = dict(os.environ, PYTHONPATH=ROOT, TF_CPP_MIN_LOG_LEVEL="2")
     weights = []
     for on in (False, True):

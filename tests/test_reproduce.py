@@ -112,7 +112,7 @@ def test_sentence_loss_weight_zero_trains_mlm_only(weight):
     from albert_tf.config import AlbertConfig
     from albert_tf.tasks.pretraining.task import PretrainingTask
 
-    config = AlbertConfig.from_preset("albert_tiny")
+    config = AlbertConfig.from_name("albert_tiny")
     task = PretrainingTask(config, None, None, 16, 3, sentence_loss_weight=weight)
     model = task.build_model()
     features = _tiny_batch()
@@ -200,7 +200,7 @@ def test_a_budget_missing_a_later_field_agrees_where_that_field_has_its_default(
 def test_paper_parameter_counts_agree_with_the_formula_for_albert_base():
     from albert_tf.config import AlbertConfig
 
-    base = AlbertConfig.from_preset("albert_base_v2")
+    base = AlbertConfig.from_name("albert_base_v2")
     for sharing, rows in paper.TABLE3.items():
         for e, row in rows.items():
             n = encoder_parameter_formula(base.replace(embedding_size=e), sharing)

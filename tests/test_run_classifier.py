@@ -27,7 +27,7 @@ ENV = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "PYTHONPATH": str(ROOT)}
 @pytest.fixture
 def tiny_config(tmp_path):
     path = tmp_path / "albert_tiny_30k.json"
-    AlbertConfig.from_preset("albert_tiny").replace(vocab_size=30000).to_json_file(str(path))
+    AlbertConfig.from_name("albert_tiny").replace(vocab_size=30000).to_json_file(str(path))
     return str(path)
 
 

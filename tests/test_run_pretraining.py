@@ -81,7 +81,7 @@ def assert_fails_early(result, *fragments):
 @pytest.mark.heavy
 def test_vocab_size_smaller_than_record_ids(tmp_path, records):
     config = str(tmp_path / "albert_config.json")
-    AlbertConfig.from_preset("albert_tiny").replace(vocab_size=300).to_json_file(config)
+    AlbertConfig.from_name("albert_tiny").replace(vocab_size=300).to_json_file(config)
     result = run_cli(base_args(records["train"], tmp_path / "out", albert_config_file=config))
     assert_fails_early(result, "train-0.tfrecord: record 0", "vocab_size is 300")
 
@@ -112,7 +112,7 @@ def test_init_checkpoint_of_another_model_size(tmp_path, records):
     from albert_tf import checkpoints as checkpointing
     from albert_tf.modeling import AlbertPretrainer
 
-    big = AlbertPretrainer(AlbertConfig.from_preset("albert_tiny").replace(embedding_size=24))
+    big = AlbertPretrainer(AlbertConfig.from_name("albert_tiny").replace(embedding_size=24))
     prefix = tf.train.Checkpoint(**{checkpointing.WEIGHTS_KEY: checkpointing.model_weights(big)}).write(
         str(tmp_path / "other" / "ckpt-9")
     )

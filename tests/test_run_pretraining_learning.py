@@ -15,7 +15,7 @@ def test_mlm_loss_falls_on_the_sample_corpus(tmp_path):
     from albert_tf.tasks.pretraining.curve import pretrain_with_curve
 
     records = sample_corpus_records(tmp_path, {"train": 800, "heldout": 100}, 64, 10, dupe_factor=2)
-    config = AlbertConfig.from_preset("albert_tiny").replace(vocab_size=30000)
+    config = AlbertConfig.from_name("albert_tiny").replace(vocab_size=30000)
     result = pretrain_with_curve(
         config, records["train"], records["heldout"], str(tmp_path / "model"),
         num_train_steps=120, train_batch_size=16, learning_rate=1e-2, eval_every=60, eval_batch_size=32,

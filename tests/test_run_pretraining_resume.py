@@ -37,7 +37,7 @@ def checkpoint_arrays(prefix: str) -> dict[str, np.ndarray]:
 def test_sigkill_then_restart_equals_uninterrupted(tmp_path, records):
     # Dropout on, so the dropout RNG state must be restored too.
     config = str(tmp_path / "albert_config.json")
-    dropout = AlbertConfig.from_preset("albert_tiny").replace(hidden_dropout_prob=0.1, attention_probs_dropout_prob=0.1)
+    dropout = AlbertConfig.from_name("albert_tiny").replace(hidden_dropout_prob=0.1, attention_probs_dropout_prob=0.1)
     dropout.to_json_file(config)
     common = dict(steps=STEPS, batch=8, steps_per_loop=2, save_checkpoints_steps=4, albert_config_file=config)
     full = run_cli(base_args(records["train"], tmp_path / "full", **common))

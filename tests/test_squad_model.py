@@ -28,7 +28,7 @@ from albert_tf.config import AlbertConfig
 from albert_tf.modeling import AlbertPretrainer
 from albert_tf.tasks.squad.model import AlbertSquad, squad_loss, squad_per_example_loss
 
-CONFIG = AlbertConfig.from_preset("albert_tiny")
+CONFIG = AlbertConfig.from_name("albert_tiny")
 H = CONFIG.hidden_size
 B, S = 3, 12
 K1, K2 = 3, 4  # unequal, so a transposed beam layout cannot pass

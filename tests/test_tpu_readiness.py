@@ -39,7 +39,7 @@ def _xla_function(fn) -> bool:
 
 def _pretraining_trainer(model_dir, records, jit_compile: bool) -> Trainer:
     keras.utils.set_random_seed(7)
-    task = PretrainingTask(AlbertConfig.from_preset("albert_tiny"), [records], [records], SEQ, PRED, seed=11,
+    task = PretrainingTask(AlbertConfig.from_name("albert_tiny"), [records], [records], SEQ, PRED, seed=11,
                            shuffle_buffer_size=1)
     config = TrainerConfig(model_dir=str(model_dir), train_batch_size=8, num_train_steps=3, steps_per_loop=1,
                            save_checkpoints_steps=1000, gradient_accumulation_steps=2, eval_batch_size=16,

@@ -28,7 +28,7 @@ def records(tmp_path_factory):
 
 
 def tiny_config(**changes) -> AlbertConfig:
-    return AlbertConfig.from_preset("albert_tiny").replace(**changes)
+    return AlbertConfig.from_name("albert_tiny").replace(**changes)
 
 
 def make_trainer(

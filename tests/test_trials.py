@@ -31,7 +31,7 @@ def _arrays(prefix):
 @pytest.mark.heavy
 def test_three_trials_on_mrpc_report_the_median_and_export_its_trial(tmp_path):
     config = tmp_path / "albert_tiny_30k.json"
-    AlbertConfig.from_preset("albert_tiny").replace(vocab_size=30000).to_json_file(str(config))
+    AlbertConfig.from_name("albert_tiny").replace(vocab_size=30000).to_json_file(str(config))
     out, export = tmp_path / "mrpc", tmp_path / "export"
     args = [sys.executable, os.path.join(ROOT, "run_classifier.py"), "--task_name=MRPC",
             f"--data_dir={shared_path('glue')}", f"--spm_model_file={shared_path('spm', '30k-clean.model')}",

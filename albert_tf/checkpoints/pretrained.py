@@ -120,8 +120,8 @@ def describe_presets() -> str:
     from albert_tf.checkpoints.presets import PRESETS_ENV
 
     known = presets()
-    lines = [f"pretrained presets (--init_checkpoint=NAME; cache {cache_dir()} from ${CACHE_ENV}"
-             f"{', offline' if offline() else ''}; add your own with ${PRESETS_ENV}):"]
+    lines = [f"presets, released weights (--init_checkpoint=NAME, Model.from_preset; cache {cache_dir()} from "
+             f"${CACHE_ENV}{', offline' if offline() else ''}; add your own with ${PRESETS_ENV}):"]
     for name, preset in sorted(known.items()):
         record = cached_record(preset) if preset.kind != "directory" else {"size": None}
         size = preset.size or (record or {}).get("size")

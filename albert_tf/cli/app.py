@@ -5,9 +5,10 @@ absl's own ``--help`` prints only the *main module's* key flags and exits 1; for
 module is the setuptools wrapper, which defines none. :func:`run` answers ``--help`` itself from the flags
 that albert-tf modules define.
 
-``--preset=NAME`` reads a flagfile shipped inside the package (:mod:`albert_tf.configs`, e.g. ``glue/mrpc``) where
-it stands on the command line, so presets work from an installed wheel in any directory; flags after it
-override it, as with ``--flagfile``.
+``--recipe=NAME`` reads a flagfile shipped inside the package (:mod:`albert_tf.configs`, e.g. ``glue/mrpc``) where
+it stands on the command line, so recipes work from an installed wheel in any directory; flags after it
+override it, as with ``--flagfile``. Its old spelling ``--preset`` still works, with a one-line notice ("preset"
+names released weights: ``--init_checkpoint=albert_base_v2``).
 """
 
 from __future__ import annotations
@@ -24,21 +25,25 @@ set_cpp_log_level()
 from absl import app, flags  # noqa: E402
 
 from albert_tf import interrupts  # noqa: E402
-from albert_tf.configs import PresetError, flag_presets, flagfile_path  # noqa: E402
+from albert_tf.configs import UnknownNameError, recipe_path, recipes  # noqa: E402
 
 HELP_FLAGS = ("--help", "-h", "-?", "--helpshort", "-help")
 #: absl's flag for every flag of every module (absl, TensorFlow included); answered here too, with exit 0.
 HELP_FULL = "--helpfull"
 VERBOSE = "--verbose"
-PRESET = "--preset"
-PRESET_HELP = (
-    f"{PRESET}=NAME: read a packaged flagfile here (flags after it override it); "
+RECIPE = "--recipe"
+#: The old spelling of ``--recipe``, still read (with a notice on stderr).
+OLD_RECIPE = "--preset"
+RECIPE_HELP = (
+    f"{RECIPE}=NAME: read a packaged flagfile (the official hyper-parameters) here; flags after it override it. "
     "`python -m albert_tf.configs` lists them: {names}."
 )
 
 
-def expand_presets(argv: Sequence[str]) -> list[str]:
-    """``--preset=NAME`` / ``--preset NAME`` -> ``--flagfile=<packaged file>`` at the same place (before ``--``)."""
+def expand_recipes(argv: Sequence[str], notice: Callable[[str], object] | None = None) -> list[str]:
+    """``--recipe=NAME`` / ``--recipe NAME`` -> ``--flagfile=<packaged file>`` at the same place (before ``--``).
+
+    The old spelling ``--preset`` is read the same way; ``notice`` (default: a line on stderr) is told once."""
     out: list[str] = []
     args = list(argv)
     i = 0
@@ -47,20 +52,33 @@ def expand_presets(argv: Sequence[str]) -> list[str]:
         if arg == "--":
             out.extend(args[i:])
             break
-        if arg.startswith(PRESET + "="):
-            name = arg.split("=", 1)[1]
-        elif arg == PRESET:
-            if i + 1 >= len(args):
-                raise PresetError(f"{PRESET} needs a name: {', '.join(flag_presets())}")
-            i += 1
-            name = args[i]
-        else:
+        flag = next((f for f in (RECIPE, OLD_RECIPE) if arg == f or arg.startswith(f + "=")), None)
+        if flag is None:
             out.append(arg)
             i += 1
             continue
-        out.append(f"--flagfile={flagfile_path(name)}")
+        if arg == flag:
+            if i + 1 >= len(args):
+                raise UnknownNameError(f"{flag} needs a name: {', '.join(recipes())}")
+            i += 1
+            name = args[i]
+        else:
+            name = arg.split("=", 1)[1]
+        if flag == OLD_RECIPE:
+            (notice or _stderr)(f"notice: {OLD_RECIPE}={name} is now spelled {RECIPE}={name} (a packaged flagfile; "
+                                f"a preset is released weights, --init_checkpoint=NAME)")
+            notice = _ignore
+        out.append(f"--flagfile={recipe_path(name)}")
         i += 1
     return out
+
+
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr)
+
+
+def _ignore(line: str) -> None:
+    pass
 
 
 def common_errors() -> tuple[type[BaseException], ...]:
@@ -212,13 +230,13 @@ def run(
         sys.stdout.write(doc.strip() + "\n\n" + flags.FLAGS.get_help(include_special_flags=False) + "\n")
         sys.exit(0)
     if wants_help(argv):
-        presets = PRESET_HELP.format(names=", ".join(flag_presets()))
-        extra = f"\n\n{VERBOSE}: show the traceback of an error.\n{presets}"
+        recipe_help = RECIPE_HELP.format(names=", ".join(recipes()))
+        extra = f"\n\n{VERBOSE}: show the traceback of an error.\n{recipe_help}"
         sys.stdout.write(help_text(doc + extra, flags.FLAGS))
         sys.exit(0)
     try:
-        argv = expand_presets(argv)
-    except PresetError as e:
+        argv = expand_recipes(argv)
+    except UnknownNameError as e:
         print(f"error: {e}", file=sys.stderr)
         sys.exit(2)
     verbose = VERBOSE in argv

@@ -46,7 +46,8 @@ def define_flags(fv: flags.FlagValues = FLAGS) -> None:
     flags.DEFINE_enum("task", default, [*names, ENCODER],
                       "What to export: a fine-tuned task's --checkpoint, or the pretrained encoder + preprocessor.",
                       flag_values=fv)
-    flags.DEFINE_string("albert_config_file", None, "albert_config.json or a preset name.", flag_values=fv)
+    flags.DEFINE_string("albert_config_file", None,
+                        "albert_config.json or a model config name (albert_base_v2, albert_tiny, ...).", flag_values=fv)
     flags.DEFINE_string("spm_model_file", None, "SentencePiece model the model was fine-tuned with.", flag_values=fv)
     flags.DEFINE_bool("do_lower_case", True, "Lower-case in the in-graph preprocess_text.", flag_values=fv)
     flags.DEFINE_integer("max_seq_length", FineTuningOptions.max_seq_length,

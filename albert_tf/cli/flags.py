@@ -237,8 +237,8 @@ def define_fine_tuning_flags(
     if "albert_config_file" in fv:
         return
     flags.DEFINE_string("albert_config_file", None,
-                        "albert_config.json of the pretrained model, or a preset name (albert_base_v2, albert_tiny, "
-                        "...).", flag_values=fv)
+                        "albert_config.json of the pretrained model, or a model config name (albert_base_v2, "
+                        "albert_tiny, ...).", flag_values=fv)
     flags.DEFINE_string("spm_model_file", None,
                         "SentencePiece model (30k-clean.model). '' selects WordPiece (--vocab_file).", flag_values=fv)
     flags.DEFINE_string("vocab_file", None, "WordPiece vocab (Chinese models); unused with --spm_model_file.",

@@ -1,11 +1,11 @@
 """run_classifier: fine-tune ALBERT on a GLUE task: train, evaluate every checkpoint, predict the test set, export.
 
 The official run_classifier.py flags (same names and defaults) plus the shared trainer's
-strategy/precision flags. Per-task presets from the official run_glue.sh: --preset=glue/<task>
+strategy/precision flags. Per-task recipes from the official run_glue.sh: --recipe=glue/<task>
 (`python -m albert_tf.configs` lists them). A TF-Hub module: --albert_hub_module_handle=DIR instead of
 --init_checkpoint, --albert_config_file and --spm_model_file.
 
-  run_classifier --preset=glue/mrpc --data_dir=glue --output_dir=out/mrpc \\
+  run_classifier --recipe=glue/mrpc --data_dir=glue --output_dir=out/mrpc \\
       --albert_config_file=albert_base_v2 --spm_model_file=30k-clean.model \\
       --init_checkpoint=albert_base/model.ckpt-best --do_train --do_eval --do_predict --export_dir=out/mrpc/export
 """

@@ -1,9 +1,9 @@
 """run_pretraining: pretrain ALBERT (MLM + SOP) on official-format TFRecords.
 
 The official ``run_pretraining.py`` flags plus tf.distribute ones. The paper's recipes:
---preset=pretrain_{base,large,xlarge, xxlarge} (`python -m albert_tf.configs` lists the presets).
+--recipe=pretrain_{base,large,xlarge, xxlarge} (`python -m albert_tf.configs` lists the recipes).
 
-  run_pretraining --preset=pretrain_base --albert_config_file=albert_base_v2 \\
+  run_pretraining --recipe=pretrain_base --albert_config_file=albert_base_v2 \\
       --input_file='records/train.tfrecord-*' --output_dir=out/base
 
 Resuming: rerun the same command; a checkpoint in --output_dir restores the model, optimizer, step and input
@@ -30,7 +30,8 @@ def define_flags(fv: flags.FlagValues = FLAGS) -> None:
         return
     from albert_tf.tasks.pretraining import TRAINER_DEFAULTS
 
-    flags.DEFINE_string("albert_config_file", None, "albert_config.json of the model (or a preset name).",
+    flags.DEFINE_string("albert_config_file", None,
+                        "albert_config.json of the model (or a model config name: albert_base_v2, albert_tiny, ...).",
                         flag_values=fv)
     flags.DEFINE_string("input_file", None, "Comma-separated globs of pretraining TFRecords.", flag_values=fv)
     flags.DEFINE_string(

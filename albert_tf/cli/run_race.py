@@ -2,10 +2,10 @@
 
 The official run_race.py flags (same names and defaults: --do_train and --do_eval on by default,
 max_seq_length 512, max_qa_length 128, learning rate 1e-5, train_step 12000, warmup_step 1000). The README's v2
-hyper-parameters: --preset=race. --data_dir holds RACE/{train,dev,test}/{middle,high}/ in the official all.txt
+hyper-parameters: --recipe=race. --data_dir holds RACE/{train,dev,test}/{middle,high}/ in the official all.txt
 layout or the original one-JSON-per-file release.
 
-  run_race --preset=race --data_dir=data --output_dir=out/race --albert_config_file=albert_base_v2 \\
+  run_race --recipe=race --data_dir=data --output_dir=out/race --albert_config_file=albert_base_v2 \\
       --spm_model_file=30k-clean.model --init_checkpoint=albert_base/model.ckpt-best --do_predict
 
 Every dev evaluation reports accuracy overall and per level (accuracy_middle, accuracy_high) in one run; the best

@@ -3,9 +3,9 @@
 The official flags of run_squad_v1.py and run_squad_v2.py under one command (SQuAD code in official
 ``squad_utils.py``), with
 --version_2_with_negative choosing the v2 head (beam + answer class) and v2 scoring. Presets with the README
-hyper-parameters: --preset=squad/v1 and --preset=squad/v2 (`python -m albert_tf.configs` lists them).
+hyper-parameters: --recipe=squad/v1 and --recipe=squad/v2 (`python -m albert_tf.configs` lists them).
 
-  run_squad --preset=squad/v2 --train_file=train-v2.0.json --predict_file=dev-v2.0.json \\
+  run_squad --recipe=squad/v2 --train_file=train-v2.0.json --predict_file=dev-v2.0.json \\
       --albert_config_file=albert_base_v2 --spm_model_file=30k-clean.model \\
       --init_checkpoint=albert_base/model.ckpt-best --output_dir=out/squad2 --do_train --do_eval --do_predict
 

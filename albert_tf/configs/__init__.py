@@ -1,15 +1,15 @@
-"""The presets shipped inside the package: model configs and flagfiles, by name.
+"""What the package ships by name besides code: model configs and recipes.
 
 Two kinds live in this folder and travel with the wheel, so they work from any directory:
 
 * **model configs** (``albert_base_v2``, ``albert_tiny``, ...): the released ``albert_config.json`` files; any
-  ``--albert_config_file`` flag and :meth:`albert_tf.AlbertConfig.from_preset` accept the name.
-* **flag presets** (``glue/mrpc``, ``pretrain_base``, ...): absl flagfiles with the official recipes; every
-  command accepts ``--preset=NAME``, which reads the packaged file where it stands on the command line (flags
+  ``--albert_config_file`` flag and :meth:`albert_tf.AlbertConfig.from_name` accept the name.
+* **recipes** (``glue/mrpc``, ``pretrain_base``, ...): absl flagfiles with the official hyper-parameters; every
+  command accepts ``--recipe=NAME``, which reads the packaged file where it stands on the command line (flags
   after it override it, as with ``--flagfile``).
 
-A third kind lives in ``albert_tf.checkpoints.presets``: **pretrained presets** (``albert_base_v2``,
-``albert/albert-base-v2``, ...), released weights fetched into a cache; ``--init_checkpoint`` and the models'
+The third kind, released weights by name, are the **presets** of ``albert_tf.checkpoints.presets``
+(``albert_base_v2``, ``albert/albert-base-v2``, ...), fetched into a cache; ``--init_checkpoint`` and the models'
 ``from_preset`` accept those names. ``python -m albert_tf.configs`` prints all three lists.
 """
 
@@ -18,12 +18,12 @@ from __future__ import annotations
 import os
 
 CONFIG_DIR = os.path.dirname(os.path.abspath(__file__))
-FLAGFILE_SUFFIX = ".flags"
+RECIPE_SUFFIX = ".flags"
 MODEL_SUFFIX = ".json"
 
 
-class PresetError(ValueError):
-    """An unknown preset name; the message lists the known ones."""
+class UnknownNameError(ValueError):
+    """An unknown recipe or model config name; the message lists the known ones."""
 
 
 # The seam through which this floor and the models' ``from_preset`` (modeling, also below) reach the pretrained
@@ -55,42 +55,42 @@ def _names(suffix: str) -> list[str]:
     return sorted(out)
 
 
-def flag_presets() -> list[str]:
-    """Names accepted by ``--preset``, e.g. ``glue/mrpc``, ``pretrain_base``."""
-    return _names(FLAGFILE_SUFFIX)
+def recipes() -> list[str]:
+    """Names accepted by ``--recipe``, e.g. ``glue/mrpc``, ``pretrain_base``."""
+    return _names(RECIPE_SUFFIX)
 
 
-def model_presets() -> list[str]:
+def model_configs() -> list[str]:
     """Names of the packaged model configs, e.g. ``albert_base_v2``."""
     return _names(MODEL_SUFFIX)
 
 
-def flagfile_path(name: str) -> str:
-    """The packaged flagfile of preset ``name`` (``glue/mrpc`` or ``glue/mrpc.flags``)."""
-    stem = name[: -len(FLAGFILE_SUFFIX)] if name.endswith(FLAGFILE_SUFFIX) else name
-    known = flag_presets()
+def recipe_path(name: str) -> str:
+    """The packaged flagfile of recipe ``name`` (``glue/mrpc`` or ``glue/mrpc.flags``)."""
+    stem = name[: -len(RECIPE_SUFFIX)] if name.endswith(RECIPE_SUFFIX) else name
+    known = recipes()
     if stem not in known:
-        raise PresetError(f"unknown preset {name!r}; known presets: {', '.join(known)}")
-    return os.path.join(CONFIG_DIR, *stem.split("/")) + FLAGFILE_SUFFIX
+        raise UnknownNameError(f"unknown recipe {name!r}; known recipes: {', '.join(known)}")
+    return os.path.join(CONFIG_DIR, *stem.split("/")) + RECIPE_SUFFIX
 
 
 def model_config_path(name: str) -> str:
-    """The packaged ``albert_config.json`` of model preset ``name``."""
-    known = model_presets()
+    """The packaged ``albert_config.json`` of the model config ``name``."""
+    known = model_configs()
     if name not in known:
-        raise PresetError(f"unknown model preset {name!r}; known: {', '.join(known)}")
+        raise UnknownNameError(f"unknown model config {name!r}; known: {', '.join(known)}")
     return os.path.join(CONFIG_DIR, name + MODEL_SUFFIX)
 
 
 def describe() -> str:
-    """Both lists, one preset per line with its file's first comment line."""
-    lines = ["flag presets (--preset=NAME):"]
-    for name in flag_presets():
-        with open(flagfile_path(name), encoding="utf-8") as f:
+    """The three lists: recipes (each with its file's first comment line), model configs, presets."""
+    lines = ["recipes (--recipe=NAME):"]
+    for name in recipes():
+        with open(recipe_path(name), encoding="utf-8") as f:
             first = f.readline().lstrip("#").strip()
         lines.append(f"  {name:22s} {first}")
-    lines.append("model presets (--albert_config_file=NAME):")
-    lines.extend(f"  {name}" for name in model_presets())
+    lines.append("model configs (--albert_config_file=NAME):")
+    lines.extend(f"  {name}" for name in model_configs())
     if _pretrained_provider is not None:
         lines.append(_pretrained_provider.describe())
     return "\n".join(lines)

@@ -1,4 +1,4 @@
-"""``python -m albert_tf.configs``: list the packaged presets."""
+"""``python -m albert_tf.configs``: list the recipes, the model configs and the presets (released weights)."""
 
 from albert_tf.configs import describe
 

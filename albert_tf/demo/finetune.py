@@ -96,7 +96,7 @@ def run(workdir: str, args: Any) -> dict:
         import sentencepiece as spm
 
         vocab = spm.SentencePieceProcessor(model_file=spm_file).GetPieceSize()
-        AlbertConfig.from_preset("albert_tiny").replace(vocab_size=vocab).to_json_file(config_file)
+        AlbertConfig.from_name("albert_tiny").replace(vocab_size=vocab).to_json_file(config_file)
 
     glue_dir = getattr(args, "glue_dir", None)
     if glue_dir:

@@ -66,7 +66,7 @@ def run(workdir: str | None = None, args: Any = None, version: str = "v2") -> di
     print(header)
     print("-" * len(header))
     for size in SIZES:
-        cfg = AlbertConfig.from_preset(f"albert_{size}_{version}")
+        cfg = AlbertConfig.from_name(f"albert_{size}_{version}")
         with Progress(f"  (building ALBERT-{size})").ticking():  # a line if a model takes over 10 s to build
             m = measure(cfg)
         rows[f"albert_{size}"] = {**m, "layers": cfg.num_hidden_layers, "hidden": cfg.hidden_size,
@@ -78,7 +78,7 @@ def run(workdir: str | None = None, args: Any = None, version: str = "v2") -> di
         )
         print(f"{'':<16}{'[' + PAPER_ALBERT[size] + ']':>14}{'':>45}{'[BERT ' + PAPER_BERT[size] + ']':>24}")
     for size in ("base", "large"):
-        cfg = AlbertConfig.from_preset(f"bert_{size}")
+        cfg = AlbertConfig.from_name(f"bert_{size}")
         with Progress(f"  (building BERT-{size})").ticking():
             enc = AlbertEncoder(cfg)
         n = enc.count_params()

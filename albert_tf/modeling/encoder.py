@@ -36,7 +36,7 @@ from typing import Any
 import keras
 from keras import ops
 
-from albert_tf.config import SHARING_MODES, AlbertConfig, ConfigError
+from albert_tf.config import MODEL_CONFIGS, SHARING_MODES, AlbertConfig, ConfigError
 from albert_tf.modeling.attention import TokenLayout, attention_bias_from_example_ids, attention_bias_from_mask
 from albert_tf.modeling.embeddings import AlbertEmbeddings
 from albert_tf.modeling.initializers import truncated_normal
@@ -59,9 +59,9 @@ def preset_arguments(
 
     A pretrained preset (``albert_base_v2``, ``albert/albert-base-v2``, a ``$ALBERT_TF_PRESETS`` entry) gives its
     own config and ``load(model)``, which loads its weights and returns the load report; ``load_weights=False``
-    (keras-hub's keyword) skips the download and builds the config preset of that name, randomly initialised. Any
-    other name is a config preset (``AlbertConfig.from_preset``; unknown names raise ``ConfigError`` listing them)
-    and ``load`` is None. Every ``kwargs`` key that is an ``AlbertConfig`` field is applied to the config
+    (keras-hub's keyword) skips the download and builds the model config of that name, randomly initialised. Any
+    other name is a packaged model config (``AlbertConfig.from_name``; an unknown name raises ``ConfigError``
+    listing them) and ``load`` is None. Every ``kwargs`` key that is an ``AlbertConfig`` field is applied to the config
     (validated), so one call can both pick a preset and adapt it, e.g. ``vocab_size`` to a tokenizer. The
     remaining keys must be named parameters of ``model_class.__init__`` (or Keras' ``dtype``/``trainable``):
     Keras' functional ``Model`` silently drops unknown keywords, so a misspelt option would otherwise be lost
@@ -71,7 +71,10 @@ def preset_arguments(
 
     load_weights = kwargs.pop("load_weights", True)
     found = configs.pretrained(preset) if load_weights else None
-    config, load = found if found is not None else (AlbertConfig.from_preset(preset), None)
+    if found is None and preset not in MODEL_CONFIGS:
+        raise ConfigError(f"unknown preset {preset!r}: neither released weights (`python -m albert_tf.configs` lists "
+                          f"them) nor a model config ({', '.join(MODEL_CONFIGS)})")
+    config, load = found if found is not None else (AlbertConfig.from_name(preset), None)
     config_keys = {f.name for f in fields(AlbertConfig)} - {"extra"}
     params = inspect.signature(model_class.__init__).parameters
     option_keys = {n for n, p in params.items() if p.kind is p.POSITIONAL_OR_KEYWORD} - {"self", "config"}
@@ -197,7 +200,7 @@ class AlbertEncoder(RebuiltFromConfig, keras.Model):
     @classmethod
     def from_preset(cls, preset: str, /, **kwargs: Any) -> AlbertEncoder:
         """An encoder from a preset name: a pretrained preset (``albert_base_v2``, ``albert/albert-base-v2``, ...)
-        with its released weights (fetched and cached on first use), or a config preset (``albert_tiny``)
+        with its released weights (fetched and cached on first use), or a model config (``albert_tiny``)
         randomly initialised; ``load_weights=False`` builds the config alone.
 
         ``kwargs`` holding ``AlbertConfig`` fields change the config (e.g. ``vocab_size``); the rest go

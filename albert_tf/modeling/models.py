@@ -83,7 +83,7 @@ class AlbertPretrainer(RebuiltFromConfig, keras.Model):
     def from_preset(cls, preset: str, /, **kwargs: Any) -> AlbertPretrainer:
         """A pretrainer from a preset name: a pretrained preset (``albert_base_v2``, ``albert/albert-base-v2``, ...)
         loads its released encoder weights (fetched and cached on first use; its MLM and SOP heads too where the
-        checkpoint holds them), a config preset (``albert_tiny``) is randomly initialised; ``load_weights=False``
+        checkpoint holds them), a model config (``albert_tiny``) is randomly initialised; ``load_weights=False``
         builds the config alone.
 
         ``kwargs`` holding ``AlbertConfig`` fields change the config; the rest go to the constructor (``sharing``,

@@ -26,7 +26,7 @@ def build(root: pathlib.Path) -> dict[str, str]:
 
     vocab = sentencepiece.SentencePieceProcessor(model_file=spm).GetPieceSize()
     config = str(root / "albert_config.json")
-    AlbertConfig.from_preset("albert_tiny").replace(vocab_size=vocab).to_json_file(config)
+    AlbertConfig.from_name("albert_tiny").replace(vocab_size=vocab).to_json_file(config)
     corpus = str(root / "sample_corpus.txt")
     records_dir = root / "records"
     create_pretraining_data(
@@ -57,7 +57,7 @@ def build(root: pathlib.Path) -> dict[str, str]:
     (bad / "garbage.model").write_bytes(os.urandom(256))
     (bad / "not_json.json").write_text("{'vocab_size': 30000,")
     # the records' length (SEQ = 32) is over this config's positions
-    AlbertConfig.from_preset("albert_tiny").replace(vocab_size=vocab, max_position_embeddings=16).to_json_file(
+    AlbertConfig.from_name("albert_tiny").replace(vocab_size=vocab, max_position_embeddings=16).to_json_file(
         str(bad / "config_16_positions.json"))
     (bad / "config_bad_heads.json").write_text(
         '{"vocab_size": 300, "hidden_size": 30, "num_attention_heads": 4, "intermediate_size": 64}'

@@ -107,7 +107,8 @@ CASES = [
     ("rp-nothing-to-do", "rp", {"do_train": "false"}, "error", ["at least one of"]),
     ("rp-extra-arg", "rp", {"+": "oops"}, "error", ["unexpected arguments"]),
     ("rp-no-tpu", "rp", {"strategy": "tpu", "tpu": "no-such-tpu"}, "error", ["--tpu=no-such-tpu", "no TPU answered"]),
-    ("rp-unknown-preset", "rp", {"preset": "glue/nope"}, "error", ["unknown preset", "glue/mrpc"]),
+    ("rp-unknown-recipe", "rp", {"recipe": "glue/nope"}, "error", ["unknown recipe", "glue/mrpc"]),
+    ("rp-unknown-old-spelling", "rp", {"preset": "glue/nope"}, "error", ["unknown recipe", "glue/mrpc"]),
     ("rp-masked-lm-budget-negative", "rp", {"masked_lm_budget": "-1"}, "error", ["--masked_lm_budget"]),
     # ---------------------------------------------------------------- run_classifier
     ("rc-unknown-task", "rc", {"task_name": "MNLI2"}, "error", ["unknown GLUE task 'MNLI2'"]),

@@ -171,7 +171,7 @@ def test_token_id_signatures_check_their_inputs(spm_model, tmp_path):
     from albert_tf.tasks.glue.model import AlbertClassifier
 
     keras.utils.set_random_seed(0)
-    config = AlbertConfig.from_preset("albert_tiny").replace(vocab_size=300)
+    config = AlbertConfig.from_name("albert_tiny").replace(vocab_size=300)
     model = AlbertClassifier(config, num_labels=2)
     pre = AlbertPreprocessor.from_tokenizer(FullTokenizer(spm_model_file=spm_model), 16)
     path = str(tmp_path / "cls" / "1")

@@ -161,7 +161,7 @@ class AlbertMultipleChoice(RebuiltFromConfig, keras.Model):
     def from_preset(cls, preset: str, /, **kwargs: Any) -> AlbertMultipleChoice:
         """A multiple-choice model from a preset name: a pretrained preset (``albert_base_v2``, ``albert/albert-
         base-v2``, ...) loads its released encoder weights (fetched and cached on first use; the head stays randomly
-        initialised), a config preset (``albert_tiny``) is randomly initialised; ``load_weights=False`` builds the
+        initialised), a model config (``albert_tiny``) is randomly initialised; ``load_weights=False`` builds the
         config alone.
 
         ``kwargs`` holding ``AlbertConfig`` fields change the config; the rest go to the constructor. An unknown

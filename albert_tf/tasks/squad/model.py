@@ -153,7 +153,7 @@ class AlbertSquad(RebuiltFromConfig, keras.Model):
     def from_preset(cls, preset: str, /, **kwargs: Any) -> AlbertSquad:
         """A SQuAD model from a preset name: a pretrained preset (``albert_base_v2``, ``albert/albert-base-v2``, ...)
         loads its released encoder weights (fetched and cached on first use; the head stays randomly initialised), a
-        config preset (``albert_tiny``) is randomly initialised; ``load_weights=False`` builds the config alone.
+        model config (``albert_tiny``) is randomly initialised; ``load_weights=False`` builds the config alone.
 
         ``kwargs`` holding ``AlbertConfig`` fields change the config; the rest go to the constructor
         (``version_2_with_negative``, ...). An unknown preset raises ``ConfigError`` listing the known ones.

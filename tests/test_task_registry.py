@@ -165,6 +165,5 @@ def test_a_new_option_field_is_one_flag_in_help_and_in_the_config():
     with pytest.raises(flags.IllegalFlagValueError):
         fv["tag_scheme"].parse("bio")
     assert toy_task.options_from_flags(fv, Options) == Options(num_tags=5, tag_scheme="bioes", label_all_pieces=True)
-    config = ExperimentConfig.from_flat(Options, {f.name: fv[f.name].value for f in dataclasses.fields(Options)},
-                                        fetch_preset=False)
+    config = ExperimentConfig.from_flat(Options, {f.name: fv[f.name].value for f in dataclasses.fields(Options)})
     assert (config.task.tag_scheme, config.task.label_all_pieces, config.task.num_tags) == ("bioes", True, 5)

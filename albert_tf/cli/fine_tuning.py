@@ -73,8 +73,7 @@ class FineTuningCommand:
     def config_from_flags(self, fv: flags.FlagValues = FLAGS, fetch: bool = True) -> ExperimentConfig:
         """The run's ExperimentConfig: every flag to its one field (no TensorFlow yet); ``fetch``: fetch the
         pretrained preset ``--init_checkpoint`` may name and fill in its files."""
-        return ExperimentConfig.from_flat(self.options_type, shared.fine_tuning_values(fv, fetch),
-                                          fetch_preset=fetch)
+        return ExperimentConfig.from_flat(self.options_type, shared.fine_tuning_values(fv, fetch))
 
     def _main(self, argv: list[str]) -> int:
         check_inputs = importlib.import_module(f"{self.package}.inputs").check_inputs

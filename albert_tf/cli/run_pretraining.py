@@ -74,7 +74,7 @@ def _main(argv: list[str]) -> int:
 
     # flags, then the record globs, both before a preset's download and TensorFlow's start-up
     config = shared.checked_config(
-        lambda fetch: make_config(fetch_preset=fetch, **shared.preset_values(FLAGS, fetch)), check_inputs)
+        lambda fetch: make_config(fetch_preset=False, **shared.preset_values(FLAGS, fetch)), check_inputs)
     from albert_tf.tasks.pretraining.task import run
 
     run(config)

@@ -138,20 +138,15 @@ class ExperimentConfig:
         values: Mapping[str, Any],
         trainer_defaults: Mapping[str, Any] | None = None,
         ignore: tuple[str, ...] = (),
-        fetch_preset: bool = True,
     ) -> ExperimentConfig:
         """Distribute flat ``values`` (flag name -> value) over the three parts, each name to its one field.
 
         Unknown names raise :class:`RunError` (a flag that nothing reads is a bug), except those in ``ignore``
-        (e.g. absl's own flags when ``values`` is ``FLAGS.flag_values_dict()``). An ``init_checkpoint`` that names
-        a pretrained preset (``albert_base_v2``) is fetched, and fills ``albert_config_file``, the tokenizer and
-        ``do_lower_case`` where ``values`` leaves them unset (:func:`checkpoints.pretrained.fill_from_preset`);
-        ``fetch_preset=False`` leaves the name in place (a command line checks its inputs before a download).
+        (e.g. absl's own flags when ``values`` is ``FLAGS.flag_values_dict()``). Nothing is fetched: a preset name
+        in ``init_checkpoint`` stays a name (:func:`fetch_pretrained` is the step that fetches it).
         """
         parts: dict[str, dict[str, Any]] = {"task": {}, "trainer": dict(trainer_defaults or {}), "run": {}}
-        owners = {f.name: "task" for f in dataclasses.fields(task_options)}
-        owners.update({f.name: "trainer" for f in dataclasses.fields(TrainerOptions) if f.name not in owners})
-        owners.update({f.name: "run" for f in dataclasses.fields(RunOptions) if f.name not in owners})
+        owners = _owners(task_options)
         values = dict(values)
         for alias, target in ALIASES.items():
             if alias in values:
@@ -163,9 +158,6 @@ class ExperimentConfig:
         if master and not values.get("tpu"):
             values["tpu"] = master
         values.pop("num_tpu_cores", None)
-        given = {name for name, value in values.items() if value is not None and value != ""}
-        if fetch_preset:
-            values = fill_from_preset(values, given, set(owners))
         for name, value in values.items():
             owner = owners.get(name)
             if owner is None:
@@ -174,6 +166,22 @@ class ExperimentConfig:
                 raise RunError(f"unknown option {name!r} for {task_options.__name__}")
             parts[owner][name] = value
         return cls(task_options(**parts["task"]), TrainerOptions(**parts["trainer"]), RunOptions(**parts["run"]))
+
+
+def _owners(task_options: type) -> dict[str, str]:
+    """option name -> the part of an :class:`ExperimentConfig` that holds it (the task's options first)."""
+    owners = {f.name: "task" for f in dataclasses.fields(task_options)}
+    owners.update({f.name: "trainer" for f in dataclasses.fields(TrainerOptions) if f.name not in owners})
+    owners.update({f.name: "run" for f in dataclasses.fields(RunOptions) if f.name not in owners})
+    return owners
+
+
+def fetch_pretrained(task_options: type, values: Mapping[str, Any]) -> dict[str, Any]:
+    """The step that fetches a released model: where ``init_checkpoint`` names a preset (``albert_base_v2``), fetch
+    it into the cache and fill ``albert_config_file``, the tokenizer and ``do_lower_case`` where ``values`` leaves
+    them unset (:func:`checkpoints.pretrained.fill_from_preset`); any other value is returned as it is."""
+    given = {name for name, value in values.items() if value is not None and value != ""}
+    return fill_from_preset(dict(values), given, set(_owners(task_options)))
 
 
 _POSITIVE = (

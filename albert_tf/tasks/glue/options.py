@@ -9,7 +9,7 @@ from typing import Any
 from albert_tf.data.glue.processors import PROCESSORS
 from albert_tf.data.packing import PACKING_MODES
 from albert_tf.tasks.base import FineTuningOptions
-from albert_tf.training.run_config import ExperimentConfig, option
+from albert_tf.training.run_config import ExperimentConfig, fetch_pretrained, option
 from albert_tf.training.task import TaskError
 
 
@@ -49,5 +49,6 @@ class GlueOptions(FineTuningOptions):
 
 def make_config(*, fetch_preset: bool = True, **options: Any) -> ExperimentConfig:
     """A GLUE experiment from flat options (the ``run_classifier`` flag names; official aliases accepted);
-    ``fetch_preset=False`` leaves a preset name in ``init_checkpoint`` unfetched."""
-    return ExperimentConfig.from_flat(GlueOptions, options, fetch_preset=fetch_preset)
+    ``fetch_preset``: first fetch the preset ``init_checkpoint`` may name (:func:`fetch_pretrained`)."""
+    return ExperimentConfig.from_flat(GlueOptions, fetch_pretrained(GlueOptions, options) if fetch_preset
+                                      else options)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from albert_tf.training.run_config import ExperimentConfig
+from albert_tf.training.run_config import ExperimentConfig, fetch_pretrained
 
 # The official run_pretraining defaults of the shared trainer options (official ``run_pretraining.py``).
 TRAINER_DEFAULTS = {
@@ -41,7 +41,9 @@ class PretrainingOptions:
 
 
 def make_config(*, fetch_preset: bool = True, **options: Any) -> ExperimentConfig:
-    """A pretraining experiment from flat options (the ``run_pretraining`` flag names); ``fetch_preset=False``
-    leaves a preset name in ``init_checkpoint`` unfetched."""
-    return ExperimentConfig.from_flat(PretrainingOptions, {"do_train": True, **options}, TRAINER_DEFAULTS,
-                                      fetch_preset=fetch_preset)
+    """A pretraining experiment from flat options (the ``run_pretraining`` flag names); ``fetch_preset``: first
+    fetch the preset ``init_checkpoint`` may name (:func:`fetch_pretrained`)."""
+    options = {"do_train": True, **options}
+    return ExperimentConfig.from_flat(PretrainingOptions,
+                                      fetch_pretrained(PretrainingOptions, options) if fetch_preset else options,
+                                      TRAINER_DEFAULTS)

@@ -7,7 +7,7 @@ import dataclasses
 from typing import Any
 
 from albert_tf.tasks.base import FineTuningOptions
-from albert_tf.training.run_config import ExperimentConfig, option
+from albert_tf.training.run_config import ExperimentConfig, fetch_pretrained, option
 
 
 @dataclasses.dataclass
@@ -31,5 +31,6 @@ class RaceOptions(FineTuningOptions):
 
 def make_config(*, fetch_preset: bool = True, **options: Any) -> ExperimentConfig:
     """A RACE experiment from flat options (the ``run_race`` flag names; official aliases accepted);
-    ``fetch_preset=False`` leaves a preset name in ``init_checkpoint`` unfetched."""
-    return ExperimentConfig.from_flat(RaceOptions, options, fetch_preset=fetch_preset)
+    ``fetch_preset``: first fetch the preset ``init_checkpoint`` may name (:func:`fetch_pretrained`)."""
+    return ExperimentConfig.from_flat(RaceOptions, fetch_pretrained(RaceOptions, options) if fetch_preset
+                                      else options)

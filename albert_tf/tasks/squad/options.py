@@ -7,7 +7,7 @@ import dataclasses
 from typing import Any
 
 from albert_tf.tasks.base import FineTuningOptions
-from albert_tf.training.run_config import ExperimentConfig, option
+from albert_tf.training.run_config import ExperimentConfig, fetch_pretrained, option
 
 
 @dataclasses.dataclass
@@ -50,5 +50,6 @@ class SquadOptions(FineTuningOptions):
 
 def make_config(*, fetch_preset: bool = True, **options: Any) -> ExperimentConfig:
     """A SQuAD experiment from flat options (the ``run_squad`` flag names; official aliases accepted);
-    ``fetch_preset=False`` leaves a preset name in ``init_checkpoint`` unfetched."""
-    return ExperimentConfig.from_flat(SquadOptions, options, fetch_preset=fetch_preset)
+    ``fetch_preset``: first fetch the preset ``init_checkpoint`` may name (:func:`fetch_pretrained`)."""
+    return ExperimentConfig.from_flat(SquadOptions, fetch_pretrained(SquadOptions, options) if fetch_preset
+                                      else options)

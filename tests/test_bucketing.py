@@ -52,12 +52,13 @@ def test_a_bad_bucket_lengths_option_is_an_option_error():
 def test_every_fine_tuning_runner_gets_one_flag_read_by_every_split():
     from absl import flags
 
-    from albert_tf.cli.flags import define_fine_tuning_flags, option_values
+    from albert_tf.cli.flags import option_values
+    from albert_tf.cli.run_race import define_flags
     from albert_tf.tasks import race, squad
 
     fv = flags.FlagValues()
-    define_fine_tuning_flags(fv, max_seq_length=128, max_seq_length_help="cap")
-    fv(["prog", "--bucket_lengths=16,48"])
+    define_flags(fv)
+    fv(["prog", "--bucket_lengths=16,48", "--max_seq_length=128"])
     assert fv["bucket_lengths"].default == DEFAULT_BUCKET_LENGTHS
     assert option_values(fv)["bucket_lengths"] == "16,48"
     config = race.make_config(**{k: v for k, v in option_values(fv).items() if v is not None})

@@ -178,16 +178,16 @@ def test_under_loss_scale_optimizer_matches_plain(policy_scale):
 
 
 def test_adam_bias_correction_flag_reaches_the_optimizer():
-    """``--adam_bias_correction`` is a flag of every runner (define_optimizer_flags) and a TrainerOptions field
-    that ``optimizer_factory`` passes on; off unless asked."""
+    """``--adam_bias_correction`` is a flag of every runner (a TrainerOptions field, define_training_flags) that
+    ``optimizer_factory`` passes on; off unless asked."""
     from absl import flags
 
-    from albert_tf.cli.flags import define_optimizer_flags
+    from albert_tf.cli.flags import define_training_flags
     from albert_tf.training.experiment import optimizer_factory
     from albert_tf.training.run_config import TrainerOptions
 
     fv = flags.FlagValues()
-    define_optimizer_flags(fv)
+    define_training_flags(fv)
     fv(["prog", "--adam_bias_correction"])
     assert fv.adam_bias_correction is True
     for on in (False, True):

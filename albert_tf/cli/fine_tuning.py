@@ -34,11 +34,8 @@ class FineTuningCommand:
     * ``options_type``: the task's options dataclass, whose :func:`~albert_tf.training.run_config.option` fields are
       its own flags (``max_seq_length``'s default comes from it too);
     * ``data_error``: the task's input error (one line, exit 2);
-    * ``run_help``: the help of ``--do_predict`` and ``--export_dir`` for this task;
-    * ``shared_help``: help texts of shared flags that say something task-specific (``max_seq_length``, ...);
-    * ``training_defaults``: the runner's own defaults of the shared training flags (official values), over
-      :data:`TRAINING_DEFAULTS`;
-    * ``flag_defaults``: shared flags whose default this runner changes (``do_eval`` on for RACE);
+    * ``help``: help texts of shared flags that say something task-specific (``do_predict``, ``export_dir``, ...);
+    * ``defaults``: the runner's own defaults of shared flags (official values), over :data:`TRAINING_DEFAULTS`;
     * ``report(summary)``: the lines printed after the run;
     * ``schedule_from_data``: the step counts follow from the data (SQuAD's epochs), checked once counted.
     """
@@ -47,28 +44,19 @@ class FineTuningCommand:
     package: str
     options_type: type
     data_error: type[BaseException]
-    run_help: Mapping[str, str]
-    shared_help: Mapping[str, str]
-    training_defaults: Mapping[str, Any]
+    help: Mapping[str, str]
+    defaults: Mapping[str, Any]
     report: Callable[[dict[str, Any]], list[str]]
-    flag_defaults: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     schedule_from_data: bool = False
 
     def define_flags(self, fv: flags.FlagValues = FLAGS) -> None:
         """The command's flags on ``fv`` (idempotent)."""
         if "do_predict" in fv:
             return
-        group = self.options_type.__module__  # --helpfull lists them with the task's own flags
-        flags.DEFINE_bool("do_predict", False, self.run_help["do_predict"], flag_values=fv, module_name=group)
-        flags.DEFINE_string("export_dir", None, self.run_help["export_dir"], flag_values=fv, module_name=group)
-        define_option_flags(self.options_type, fv)
-        shared.define_fine_tuning_flags(fv, max_seq_length=self.options_type.max_seq_length,
-                                        max_seq_length_help=self.shared_help["max_seq_length"],
-                                        **{**TRAINING_DEFAULTS, **self.training_defaults})
-        for name, text in self.shared_help.items():
-            fv[name].help = text
-        for name, value in self.flag_defaults.items():
-            fv.set_default(name, value)
+        defaults = {**TRAINING_DEFAULTS, **self.defaults}
+        define_option_flags(self.options_type, fv, defaults=defaults, help=self.help)
+        shared.define_hub_module_flag(fv)
+        shared.define_training_flags(fv, defaults, help=self.help)
 
     def config_from_flags(self, fv: flags.FlagValues = FLAGS, fetch: bool = True) -> ExperimentConfig:
         """The run's ExperimentConfig: every flag to its one field (no TensorFlow yet); ``fetch``: fetch the

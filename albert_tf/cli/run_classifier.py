@@ -32,14 +32,13 @@ COMMAND = FineTuningCommand(
     package="albert_tf.tasks.glue",
     options_type=GlueOptions,
     data_error=GlueDataError,
-    run_help={
+    help={
         "do_predict": "Predict test.tsv into {Task}.tsv (GLUE submission) and test_results.tsv.",
         "export_dir": "Write a SavedModel (raw-text serving_default + token-id signature) of the best weights to "
                       "<dir>/<step>.",
     },
-    shared_help={"max_seq_length": "Tokens per example after packing; <= max_position_embeddings."},
-    training_defaults={"learning_rate": 5e-5, "num_train_steps": 1000, "num_warmup_steps": 0,
-                       "save_checkpoints_steps": 1000},
+    defaults={"learning_rate": 5e-5, "num_train_steps": 1000, "num_warmup_steps": 0,
+              "save_checkpoints_steps": 1000},
     report=_report,
 )
 define_flags, config_from_flags, expected_errors, main = (

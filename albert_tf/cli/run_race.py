@@ -40,15 +40,13 @@ COMMAND = FineTuningCommand(
     package="albert_tf.tasks.race",
     options_type=RaceOptions,
     data_error=RaceDataError,
-    run_help={
+    help={
         "do_predict": "Predict the test split into predictions.tsv.",
         "export_dir": "Write a SavedModel (raw article/question/options serving_default + token-id serve_token_ids) "
                       "of the best weights to <dir>/<step>.",
     },
-    shared_help={"max_seq_length": "Tokens per option: [CLS] article [SEP] question+option [SEP]."},
-    training_defaults={"learning_rate": 1e-5, "num_train_steps": 12000, "num_warmup_steps": 1000,
-                       "save_checkpoints_steps": 100, "do_train": True},
-    flag_defaults={"do_eval": True},  # official default
+    defaults={"learning_rate": 1e-5, "num_train_steps": 12000, "num_warmup_steps": 1000,
+              "save_checkpoints_steps": 100, "do_train": True, "do_eval": True},  # the official defaults
     report=_report,
 )
 define_flags, config_from_flags, expected_errors, main = (

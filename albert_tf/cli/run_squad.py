@@ -45,13 +45,10 @@ COMMAND = FineTuningCommand(
     package="albert_tf.tasks.squad",
     options_type=SquadOptions,
     data_error=SquadDataError,
-    run_help={
+    help={
         "do_predict": "Write predictions.json, nbest_predictions.json and (v2) null_odds.json for --predict_file.",
         "export_dir": "Write a SavedModel (raw question/context serving_default + token-id serve_token_ids) of the "
                       "best weights to <dir>/<step>.",
-    },
-    shared_help={
-        "max_seq_length": "Tokens per window: [CLS] question [SEP] context [SEP].",
         "spm_model_file": "SentencePiece model (30k-clean.model); SQuAD is SentencePiece only.",
         "vocab_file": "Official flag; WordPiece is not supported for SQuAD.",
         "cached_dir": "Where feature TFRecords + JSON side files are cached (default: the directory of "
@@ -59,8 +56,8 @@ COMMAND = FineTuningCommand(
         "num_train_steps": "Optimizer updates; 0: from --num_train_epochs (official).",
         "num_warmup_steps": "Linear warmup steps; < 0: int(num_train_steps * --warmup_proportion) (official).",
     },
-    training_defaults={"learning_rate": 5e-5, "num_train_steps": 0, "num_warmup_steps": -1,
-                       "save_checkpoints_steps": 1000},
+    defaults={"learning_rate": 5e-5, "num_train_steps": 0, "num_warmup_steps": -1,
+              "save_checkpoints_steps": 1000},
     report=_report,
     schedule_from_data=True,
 )

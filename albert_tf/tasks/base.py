@@ -22,16 +22,18 @@ from albert_tf.training.task import TRAIN, Task, TaskError
 @dataclasses.dataclass
 class FineTuningOptions:
     """The options every fine-tuning task shares; each task's options dataclass adds its own fields and its own
-    ``max_seq_length`` default. A field declared with :func:`~albert_tf.training.run_config.option` is its own
-    flag (``run_config.define_option_flags``); the others ``cli.flags.define_fine_tuning_flags`` defines."""
+    ``max_seq_length`` (default and help). Each field declared with :func:`~albert_tf.training.run_config.option`
+    is its own flag (``run_config.define_option_flags``)."""
 
-    albert_config_file: str = ""
-    spm_model_file: str | None = None
-    vocab_file: str | None = None
-    do_lower_case: bool = True
-    max_seq_length: int = 512
+    albert_config_file: str = option(
+        "", "albert_config.json of the pretrained model, or a model config name (albert_base_v2, albert_tiny, ...).")
+    spm_model_file: str | None = option(
+        None, "SentencePiece model (30k-clean.model). '' selects WordPiece (--vocab_file).")
+    vocab_file: str | None = option(None, "WordPiece vocab (Chinese models); unused with --spm_model_file.")
+    do_lower_case: bool = option(True, "Lower-case the text (preprocess_text).")
+    max_seq_length: int = option(512, "Tokens per example; <= max_position_embeddings.")
     sharing: str = option("all", "Cross-layer sharing (paper Table 4).", choices=SHARING_MODES)
-    cached_dir: str | None = None
+    cached_dir: str | None = option(None, "Where feature TFRecords are cached (default: --output_dir).")
     bucket_lengths: str = option(
         DEFAULT_BUCKET_LENGTHS,
         "Length bucketing (albert_tf.data.batching): each batch, and each request to an export's raw-text "

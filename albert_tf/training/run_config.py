@@ -1,10 +1,11 @@
 """One nested configuration per run: trainer options + run options (what to do, where) + the task's options.
 
-Flags map onto it in one hop: every flag name is the name of exactly one field (official names; the
-official aliases ``train_step``, ``warmup_step``, ``iterations_per_loop``, ``tpu_name``, ``use_tpu``
-and ``master`` are folded in by :meth:`ExperimentConfig.from_flat`), so ``run_classifier --max_seq_length``
-becomes ``config.task.max_seq_length`` and nothing else holds a copy of it. The Python API builds the
-same object from keyword arguments.
+Flags map onto it in one hop: every flag is one field, declared once with :func:`option` (its default, help,
+choices and aliases; :func:`define_option_flags` makes the flag), so ``run_classifier --max_seq_length`` becomes
+``config.task.max_seq_length`` and nothing else holds a copy of it. The official aliases (``train_step``,
+``warmup_step``, ``iterations_per_loop``, ``tpu_name``) are declared on their fields; ``use_tpu``, ``master`` and
+``num_tpu_cores`` are folded into ``strategy`` and ``tpu`` by :meth:`ExperimentConfig.from_flat`. The Python API
+builds the same object from keyword arguments.
 """
 
 from __future__ import annotations
@@ -30,11 +31,14 @@ def option(default: Any, help: str, *, choices: Sequence[str] | None = None,  # 
                                                         "aliases": tuple(aliases)})
 
 
-def define_option_flags(options_type: type, fv: Any, names: Sequence[str] | None = None) -> None:
+def define_option_flags(options_type: type, fv: Any, names: Sequence[str] | None = None,
+                        defaults: Mapping[str, Any] | None = None, help: Mapping[str, str] | None = None,  # noqa: A002
+                        ) -> None:
     """Define on ``fv`` (an absl ``FlagValues``) one flag per field of ``options_type`` declared with :func:`option`
     (or only ``names``), typed by the field's annotation: ``bool``, ``int``, ``float``, ``str`` (an enum where the
-    field lists its choices), each also ``... | None``; an empty-string default is no default. A flag already on
-    ``fv`` (a shared one) is left as it is."""
+    field lists its choices), each also ``... | None``; an empty-string default is no default. ``defaults`` and
+    ``help`` replace a field's default and help text for this command (by name). A flag already on ``fv`` (a shared
+    one) is left as it is."""
     import typing
 
     from absl import flags
@@ -47,79 +51,129 @@ def define_option_flags(options_type: type, fv: Any, names: Sequence[str] | None
         # --helpfull lists a flag under the module of the dataclass that declares its field
         owner = next(c for c in options_type.__mro__ if field.name in c.__dict__.get("__annotations__", {}))
         kind = next(t for t in typing.get_args(hints[field.name]) or (hints[field.name],) if t is not type(None))
-        default = None if field.default == "" else field.default
+        default = (defaults or {}).get(field.name, field.default)
+        default = None if default == "" else default
+        text = (help or {}).get(field.name, meta["help"])
         if meta["choices"]:
-            flags.DEFINE_enum(field.name, default, list(meta["choices"]), meta["help"], flag_values=fv,
+            flags.DEFINE_enum(field.name, default, list(meta["choices"]), text, flag_values=fv,
                               module_name=owner.__module__)
         else:
             define = {bool: flags.DEFINE_bool, int: flags.DEFINE_integer, float: flags.DEFINE_float,
                       str: flags.DEFINE_string}[kind]
-            define(field.name, default, meta["help"], flag_values=fv, module_name=owner.__module__)
+            define(field.name, default, text, flag_values=fv, module_name=owner.__module__)
         for alias in meta["aliases"]:
             flags.DEFINE_alias(alias, field.name, flag_values=fv, module_name=owner.__module__)
 
 
+#: ``--strategy``'s values (``training.strategy.make_strategy``).
+STRATEGIES = ("one_device", "mirrored", "multi_worker_mirrored", "tpu")
+#: ``--mixed_precision``'s values: Keras dtype policies.
+PRECISIONS = ("float32", "mixed_bfloat16", "mixed_float16")
+
+
 @dataclasses.dataclass
 class TrainerOptions:
-    """The shared trainer's options (the command lines define a flag of the same name for each)."""
+    """The shared trainer's options: each field is the flag of every runner (``define_option_flags``); a runner
+    changes a default by name (``run_pretraining``'s ``TRAINER_DEFAULTS``, ``cli.fine_tuning.TRAINING_DEFAULTS``)."""
 
-    strategy: str = "one_device"
-    tpu: str | None = None
-    tpu_zone: str | None = None
-    gcp_project: str | None = None
-    num_cpu_devices: int = 1
-    all_reduce_alg: str | None = None
-    train_batch_size: int = 32
-    eval_batch_size: int = 8
-    predict_batch_size: int = 8
-    optimizer: str = "adamw"
-    learning_rate: float = 5e-5
-    num_train_steps: int = 1000
-    num_warmup_steps: int = 0
-    start_warmup_step: int = 0
-    poly_power: float = 1.0
-    weight_decay_rate: float = 0.01
-    adam_epsilon: float = 1e-6
-    adam_bias_correction: bool = False
-    clip_norm: float = 1.0
-    steps_per_loop: int = 1000
-    save_checkpoints_steps: int = 1000
-    keep_checkpoint_max: int = 0  # 0 keeps every checkpoint
-    gradient_accumulation_steps: int = 1
-    mixed_precision: str = "float32"
-    jit_compile: bool = False
-    recompute_activations: bool = False
-    seed: int = 12345
-    deterministic: bool = False
-    max_eval_steps: int = 0  # 0: the whole evaluation set
+    strategy: str = option(
+        "one_device",
+        "tf.distribute strategy: one_device (first GPU or the CPU), mirrored (all local GPUs, or --num_cpu_devices "
+        "logical CPUs), multi_worker_mirrored (cluster from TF_CONFIG), tpu.", choices=STRATEGIES)
+    tpu: str | None = option(
+        None, "TPU name or grpc:// address for TPUClusterResolver (--strategy=tpu); 'local' on a TPU VM (and Colab's "
+        "TPU runtime).", aliases=("tpu_name",))
+    tpu_zone: str | None = option(None, "GCE zone of the TPU (TPUClusterResolver).")
+    gcp_project: str | None = option(None, "GCP project of the TPU (TPUClusterResolver).")
+    num_cpu_devices: int = option(
+        1, "With --strategy=mirrored and no GPU: split the CPU into this many logical devices.")
+    all_reduce_alg: str | None = option(None, "multi_worker_mirrored collective implementation.",
+                                        choices=("ring", "nccl"))
+    train_batch_size: int = option(32, "Global batch per micro-step (x gradient_accumulation_steps).")
+    eval_batch_size: int = option(8, "Global evaluation batch.")
+    predict_batch_size: int = option(8, "Global prediction batch.")
+    optimizer: str = option("adamw", "Official AdamWeightDecay or LAMB (official optimization.py).",
+                            choices=("adamw", "lamb"))
+    learning_rate: float = option(5e-5, "Initial (peak) learning rate.")
+    num_train_steps: int = option(1000, "Number of optimizer updates.", aliases=("train_step",))
+    num_warmup_steps: int = option(0, "Linear warmup steps (the warmup replaces the decay).", aliases=("warmup_step",))
+    start_warmup_step: int = option(0, "Step at which warmup starts (earlier steps: negative lr, official).")
+    poly_power: float = option(1.0, "Power of the polynomial decay to 0.")
+    weight_decay_rate: float = option(0.01, "Weight decay inside the update (official 0.01).")
+    adam_epsilon: float = option(1e-6, "Adam epsilon (official 1e-6).")
+    adam_bias_correction: bool = option(
+        False, "Divide Adam's m and v by 1 - beta^t as Adam does (not official: the official AdamW and LAMB have no "
+        "bias correction, which makes AdamW's first updates up to 5.6x larger). LAMB's trust ratio cancels most of "
+        "the difference.")
+    clip_norm: float = option(1.0, "Global-norm clipping of the global-batch gradient (official 1.0; 0 = off).")
+    steps_per_loop: int = option(1000, "Training steps per host call (inner tf.function loop; TPU speed).",
+                                 aliases=("iterations_per_loop",))
+    save_checkpoints_steps: int = option(
+        1000, "Save a checkpoint (and, with --do_eval, evaluate it) every this many steps.")
+    keep_checkpoint_max: int = option(
+        0, "How many recent checkpoints to keep (0 = keep all). Nothing else is ever deleted.")
+    gradient_accumulation_steps: int = option(
+        1, "Micro-batches of --train_batch_size per optimizer update: the effective batch is train_batch_size x "
+        "gradient_accumulation_steps.")
+    mixed_precision: str = option(
+        "float32", "Keras dtype policy; mixed_float16 adds dynamic loss scaling. On a CPU, mixed_bfloat16 pays off "
+        "only where it multiplies bfloat16 natively (avx512_bf16 or amx_bf16 in /proc/cpuinfo) and without "
+        "--jit_compile; elsewhere keep float32 (README, 'bfloat16 on CPUs').", choices=PRECISIONS)
+    jit_compile: bool = option(False, "Compile the forward/backward pass with XLA.")
+    recompute_activations: bool = option(
+        False, "Keep only each transformer layer's input for the backward pass and recompute its activations "
+        "there: far less training memory (long sequences, large models) for one more forward pass per step; the "
+        "same gradients (benchmarks/activation_memory.py).")
+    seed: int = option(12345, "Seed of model initialisation, dropout and input shuffling.")
+    deterministic: bool = option(
+        False, "tf.config.experimental.enable_op_determinism(): bitwise-reproducible runs.")
+    max_eval_steps: int = option(0, "Evaluation batches (0: the whole evaluation set once).")
 
 
 @dataclasses.dataclass
 class RunOptions:
-    """What the run does and where its outputs go."""
+    """What the run does and where its outputs go: each field declared with ``option`` is a flag of the runners
+    that read it (``run_pretraining`` has no prediction, export or trials)."""
 
-    output_dir: str = ""
-    do_train: bool = False
-    do_eval: bool = False
-    do_predict: bool = False
-    init_checkpoint: str | None = None
-    init_from_group0: bool = False
-    init_encoder_only: bool = False  # load the encoder alone from init_checkpoint; heads keep their initial values
-    predict_checkpoint: str | None = None
-    export_dir: str | None = None
-    eval_at_start: bool = False  # evaluate the initial model (step 0) before training
-    num_trials: int = 1  # fine-tunings of the same run with seeds seed, seed + 1, ... (experiment.run_trials)
-    trial_selection: str = "median"  # the trial whose model is exported: "median" or "best" dev score
+    output_dir: str = option(
+        "", "Checkpoints, TensorBoard events, eval results and predictions go here (required).")
+    do_train: bool = option(False, "Train.")
+    do_eval: bool = option(
+        False, "Evaluate every checkpoint (while training, else every ckpt-N in --output_dir) and keep the best in "
+        "<output_dir>/best/.")
+    do_predict: bool = option(False, "Predict the test set.")
+    init_checkpoint: str | None = option(
+        None, "Initialise the model weights from this checkpoint (prefix or directory; official TF1, Hugging Face "
+        "or albert-tf), or a pretrained preset name (albert_base_v2, albert/albert-base-v2, ...: downloaded, "
+        "verified and cached; it supplies --albert_config_file, the tokenizer and --do_lower_case when those are "
+        "not given; python -m albert_tf.configs lists them). Step 0 and a fresh optimizer. Ignored when "
+        "--output_dir already holds a checkpoint of this run (then everything is resumed).")
+    init_from_group0: bool = option(
+        False, "Official flag: initialise every group of a num_hidden_groups > 1 model from group 0 of "
+        "--init_checkpoint (official run_pretraining.py).")
+    init_encoder_only: bool = option(
+        False, "Initialise only the encoder from --init_checkpoint; the task head (or the pretraining heads) keeps "
+        "its fresh initial values even where the checkpoint has one. For starting from another task's fine-tuned "
+        "model (the paper's MNLI-first recipe for RTE, MRPC and STS-B) or another number of labels; the load report "
+        "lists the head variables it skipped.")
+    predict_checkpoint: str | None = option(
+        None, "Predict/export from this fine-tuned checkpoint instead of output_dir's best (predict-only mode).")
+    export_dir: str | None = option(None, "Write a SavedModel of the best weights to <dir>/<step>.")
+    #: evaluate the initial model (step 0) before training (the curve runs; no flag)
+    eval_at_start: bool = False
+    num_trials: int = option(
+        1, "Fine-tune this many times with seeds --seed, --seed+1, ... (each a whole run in "
+        "<output_dir>/trial_<k>, needs --do_train --do_eval); run_summary.json reports every trial's dev metrics, "
+        "their median, mean and spread, and --export_dir exports the trial of --trial_selection.")
+    trial_selection: str = option(
+        "median", "With --num_trials: export the trial whose dev score is the median (the lower middle one for an "
+        "even count) or the best (labelled as such in run_summary.json).", choices=("median", "best"))
 
 
-# Official flag names that are aliases of a field.
-ALIASES = {
-    "train_step": "num_train_steps",
-    "warmup_step": "num_warmup_steps",
-    "iterations_per_loop": "steps_per_loop",
-    "tpu_name": "tpu",
-}
-# Official flags accepted for compatibility and folded into other fields.
+#: The run options of ``run_pretraining`` (no prediction, export or trials).
+PRETRAINING_RUN_FLAGS = ("output_dir", "do_train", "do_eval", "init_checkpoint", "init_from_group0",
+                         "init_encoder_only")
+# Official flags accepted for compatibility and folded into other fields (``cli.flags.define_official_tpu_flags``).
 FOLDED = ("use_tpu", "master", "num_tpu_cores")
 
 
@@ -148,7 +202,7 @@ class ExperimentConfig:
         parts: dict[str, dict[str, Any]] = {"task": {}, "trainer": dict(trainer_defaults or {}), "run": {}}
         owners = _owners(task_options)
         values = dict(values)
-        for alias, target in ALIASES.items():
+        for alias, target in _aliases(task_options).items():
             if alias in values:
                 value = values.pop(alias)
                 values.setdefault(target, value)
@@ -166,6 +220,12 @@ class ExperimentConfig:
                 raise RunError(f"unknown option {name!r} for {task_options.__name__}")
             parts[owner][name] = value
         return cls(task_options(**parts["task"]), TrainerOptions(**parts["trainer"]), RunOptions(**parts["run"]))
+
+
+def _aliases(task_options: type) -> dict[str, str]:
+    """alias flag name -> its field (official names such as ``train_step``, declared with ``option``)."""
+    return {alias: f.name for options in (task_options, TrainerOptions, RunOptions)
+            for f in dataclasses.fields(options) for alias in f.metadata.get("aliases", ())}
 
 
 def _owners(task_options: type) -> dict[str, str]:

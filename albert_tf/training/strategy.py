@@ -14,12 +14,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from albert_tf.training.run_config import RunError
+from albert_tf.training.run_config import STRATEGIES, RunError
 
 if TYPE_CHECKING:
     import tensorflow as tf
 
-STRATEGIES = ("one_device", "mirrored", "multi_worker_mirrored", "tpu")
 
 
 def ensure_logical_cpus(n: int) -> list[str]:

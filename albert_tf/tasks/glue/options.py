@@ -20,7 +20,7 @@ class GlueOptions(FineTuningOptions):
     data_dir: str = option("", "GLUE root folder holding <TASK>/train.tsv, dev.tsv, test.tsv (required).")
     task_name: str = option("", "GLUE task (case-insensitive): " + ", ".join(PROCESSORS) + " (required; for an "
                             "export, the task the checkpoint was fine-tuned on: its labels, pair or single).")
-    max_seq_length: int = 512
+    max_seq_length: int = option(512, "Tokens per example after packing; <= max_position_embeddings.")
     classifier_dropout: float = option(0.1, "Dropout on the pooled output before the classifier (official 0.1).")
     threshold_to_export: float | None = option(
         None, "With --export_dir: also return this float scalar as 'threshold' from every signature (default: none).")

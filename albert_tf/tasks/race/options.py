@@ -16,7 +16,7 @@ class RaceOptions(FineTuningOptions):
 
     data_dir: str = option("", "Folder holding RACE/{train,dev,test}/{middle,high}/ (required).")
     task_name: str = option("race", "Official flag: the task ('race').")
-    max_seq_length: int = 512
+    max_seq_length: int = option(512, "Tokens per option: [CLS] article [SEP] question+option [SEP].")
     max_qa_length: int = option(128, "Question + option tokens kept (the last ones).")
     dropout_prob: float = option(0.1, "Dropout on the pooled output before the choice head.")
     middle_only: bool = option(False, "Only the middle-school questions.")

@@ -16,7 +16,7 @@ class SquadOptions(FineTuningOptions):
 
     train_file: str | None = option(None, "SQuAD JSON for training (official layout, v1.1 or v2.0).")
     predict_file: str | None = option(None, "SQuAD JSON to evaluate (--do_eval) and answer (--do_predict).")
-    max_seq_length: int = 384
+    max_seq_length: int = option(384, "Tokens per window: [CLS] question [SEP] context [SEP].")
     doc_stride: int = option(128, "Tokens between the starts of two context windows.")
     max_query_length: int = option(64, "Question tokens kept (longer questions are cut and reported).")
     version_2_with_negative: bool = option(

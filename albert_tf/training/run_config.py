@@ -154,8 +154,8 @@ class RunOptions:
     init_encoder_only: bool = option(
         False, "Initialise only the encoder from --init_checkpoint; the task head (or the pretraining heads) keeps "
         "its fresh initial values even where the checkpoint has one. For starting from another task's fine-tuned "
-        "model (the paper's MNLI-first recipe for RTE, MRPC and STS-B) or another number of labels; the load report "
-        "lists the head variables it skipped.")
+        "model (the paper's recipe in section 4.9 for its small fine-tuning tasks) or another number of labels; "
+        "the load report lists the head variables it skipped.")
     predict_checkpoint: str | None = option(
         None, "Predict/export from this fine-tuned checkpoint instead of output_dir's best (predict-only mode).")
     export_dir: str | None = option(None, "Write a SavedModel of the best weights to <dir>/<step>.")

@@ -100,6 +100,26 @@ def build_from_preset(model_class: type, preset: str, kwargs: dict[str, Any]) ->
     return model
 
 
+def encode(embeddings: Any, mapping: Any, blocks: list[list[Any]], input_ids: Any, segment_ids: Any,
+           attention_bias: Any, *, position_ids: Any = None, layout: TokenLayout | None = None,
+           query_positions: Any = None, training: bool | None = None) -> tuple[Any, Any, list[Any]]:
+    """ALBERT's forward pass, written once for both calls of :class:`AlbertEncoder` (the functional graph on
+    [B, S] rows and ``call_packed`` on packed rows or their real tokens): embeddings in E, the E -> H projection
+    (``mapping``; None when E = H), then the [L][K] ``blocks`` in order. ``layout``: the real tokens the dense
+    layers see (attention alone reads it); ``query_positions`` [B, P]: the last block computes only those rows (the
+    MLM positions). Returns ``(embedding_output, hidden, the block outputs before the last one's subset)``."""
+    embedding_output = embeddings(input_ids, segment_ids, training=training, position_ids=position_ids)
+    x = mapping(embedding_output) if mapping is not None else embedding_output
+    applications = [block for row in blocks for block in row]
+    outputs = []
+    for block in applications[:-1] if query_positions is not None else applications:
+        x = block(x, attention_bias, training=training, layout=layout)
+        outputs.append(x)
+    if query_positions is not None:
+        x = applications[-1](x, attention_bias, training=training, query_positions=query_positions)
+    return embedding_output, x, outputs
+
+
 def encoder_inputs() -> dict[str, keras.KerasTensor]:
     """The three int32 [batch, seq] inputs named as in the official TFRecords."""
     return {name: keras.Input(shape=(None,), dtype="int32", name=name) for name in INPUT_NAMES}
@@ -165,21 +185,17 @@ class AlbertEncoder(RebuiltFromConfig, keras.Model):
         inputs = encoder_inputs()
         if last_layer_subset:
             inputs["masked_lm_positions"] = keras.Input(shape=(None,), dtype="int32", name="masked_lm_positions")
-        embedding_output = embeddings(inputs["input_ids"], inputs["segment_ids"])
-        x = mapping(embedding_output) if mapping is not None else embedding_output
-        attention_bias = attention_bias_from_mask(inputs["input_mask"])
-        all_layers = []
-        applications = [block for row in blocks for block in row]
-        for block in applications[:-1] if last_layer_subset else applications:
-            x = block(x, attention_bias)
-            all_layers.append(x)
+        query_positions = None
         if last_layer_subset:
             # [CLS] (row 0) for the pooler, then the masked positions: one [B, 1 + P] query set.
             query_positions = keras.ops.concatenate(
                 [keras.ops.zeros_like(inputs["masked_lm_positions"][:, :1]), inputs["masked_lm_positions"]], axis=1
             )
-            rows = applications[-1](x, attention_bias, query_positions=query_positions)
-            outputs = {"masked_sequence_output": rows[:, 1:, :], "pooled_output": pooler(rows[:, 0, :])}
+        embedding_output, x, all_layers = encode(
+            embeddings, mapping, blocks, inputs["input_ids"], inputs["segment_ids"],
+            attention_bias_from_mask(inputs["input_mask"]), query_positions=query_positions)
+        if last_layer_subset:
+            outputs = {"masked_sequence_output": x[:, 1:, :], "pooled_output": pooler(x[:, 0, :])}
         else:
             outputs = {"sequence_output": x, "pooled_output": pooler(x[:, 0, :])}
         if output_all_layers:
@@ -307,14 +323,9 @@ class AlbertEncoder(RebuiltFromConfig, keras.Model):
         def tokens(name):  # [T] on the unpadded path, [R, L] on the rows
             return features[name] if layout is None else layout.take(features[name])
 
-        x = self.embeddings(tokens("input_ids"), tokens("segment_ids"), training=training,
-                            position_ids=tokens("position_ids"))
-        if self.embedding_hidden_mapping_in is not None:
-            x = self.embedding_hidden_mapping_in(x)
-        attention_bias = attention_bias_from_example_ids(features["input_mask"])
-        for row in self.layer_blocks:
-            for block in row:
-                x = block(x, attention_bias, training=training, layout=layout)
+        _, x, _ = encode(self.embeddings, self.embedding_hidden_mapping_in, self.layer_blocks, tokens("input_ids"),
+                         tokens("segment_ids"), attention_bias_from_example_ids(features["input_mask"]),
+                         position_ids=tokens("position_ids"), layout=layout, training=training)
         # Through a reshape, whose gradient makes the gather's sparse gradient dense: a recomputed block
         # (``tf.recompute_grad`` in a graph) takes only dense gradients of its output.
         first_tokens = ops.take(ops.reshape(x, (-1, hidden)), first_positions, axis=0)

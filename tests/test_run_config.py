@@ -67,3 +67,36 @@ def test_validate_options_leaves_the_counts_the_data_gives_to_the_task():
         validate_options(TrainerOptions(num_train_steps=0, learning_rate=0), run, schedule_from_data=True)
     with pytest.raises(RunError, match="--save_checkpoints_steps must be >= 1"):
         validate_options(TrainerOptions(num_train_steps=0, save_checkpoints_steps=0), run, schedule_from_data=True)
+
+
+@pytest.mark.parametrize(("command", "options"), [
+    ("run_pretraining", "albert_tf.tasks.pretraining.options:PretrainingOptions"),
+    ("run_classifier", "albert_tf.tasks.glue.options:GlueOptions"),
+    ("run_squad", "albert_tf.tasks.squad.options:SquadOptions"),
+    ("run_race", "albert_tf.tasks.race.options:RaceOptions"),
+])
+def test_every_runner_flag_is_one_option_field(command, options):
+    """A runner's flags are made from the fields of its options, ``TrainerOptions`` and ``RunOptions`` (their
+    default, help and choices written once, ``run_config.option``); only the official flags folded into another
+    field are defined by hand."""
+    import dataclasses
+    import importlib
+
+    from absl import flags
+
+    from albert_tf.training.run_config import RunOptions, TrainerOptions
+
+    module, name = options.split(":")
+    fields = {f.name: f for cls in (getattr(importlib.import_module(module), name), TrainerOptions, RunOptions)
+              for f in reversed(dataclasses.fields(cls))}
+    fv = flags.FlagValues()
+    importlib.import_module(f"albert_tf.cli.{command}").define_flags(fv)
+    folded = {"use_tpu", "master", "num_tpu_cores", "albert_hub_module_handle"}
+    aliases = {alias for f in fields.values() for alias in f.metadata.get("aliases", ())}
+    for flag_name, flag in fv._flags().items():
+        if flag_name in aliases or flag_name in folded:  # an official alias, or folded into another field
+            continue
+        field = fields.get(flag_name)
+        assert field is not None and "help" in field.metadata, f"--{flag_name} of {command} is not an option field"
+        if field.metadata["choices"]:
+            assert sorted(flag.parser.enum_values) == sorted(field.metadata["choices"]), flag_name

@@ -27,13 +27,20 @@ from __future__ import annotations
 from absl import flags
 
 from albert_tf.cli import app
-from albert_tf.config import SHARING_MODES
 from albert_tf.tasks.base import FineTuningOptions
-from albert_tf.tasks.registry import TaskExport, get_task, load_tasks
+from albert_tf.tasks.registry import SHARED_EXPORT_FLAGS, TaskExport, get_task, load_tasks
+from albert_tf.training.run_config import define_option_flags
 
 FLAGS = flags.FLAGS
 ENCODER = "encoder"
 ENCODER_REQUIRED = ("albert_config_file", "spm_model_file", "init_checkpoint", "export_dir")
+SHARED_EXPORT_HELP = {
+    "albert_config_file": "albert_config.json or a model config name (albert_base_v2, albert_tiny, ...).",
+    "spm_model_file": "SentencePiece model the model was fine-tuned with.",
+    "do_lower_case": "Lower-case in the in-graph preprocess_text.",
+    "max_seq_length": "Sequence length of the raw-text signature.",
+    "sharing": "Cross-layer sharing.",
+}
 
 
 def define_flags(fv: flags.FlagValues = FLAGS) -> None:
@@ -46,12 +53,8 @@ def define_flags(fv: flags.FlagValues = FLAGS) -> None:
     flags.DEFINE_enum("task", default, [*names, ENCODER],
                       "What to export: a fine-tuned task's --checkpoint, or the pretrained encoder + preprocessor.",
                       flag_values=fv)
-    flags.DEFINE_string("albert_config_file", None,
-                        "albert_config.json or a model config name (albert_base_v2, albert_tiny, ...).", flag_values=fv)
-    flags.DEFINE_string("spm_model_file", None, "SentencePiece model the model was fine-tuned with.", flag_values=fv)
-    flags.DEFINE_bool("do_lower_case", True, "Lower-case in the in-graph preprocess_text.", flag_values=fv)
-    flags.DEFINE_integer("max_seq_length", FineTuningOptions.max_seq_length,
-                         "Sequence length of the raw-text signature.", flag_values=fv)
+    # The shared settings of every fine-tuned task, from their fields, with what they mean for an export.
+    define_option_flags(FineTuningOptions, fv, names=SHARED_EXPORT_FLAGS, help=SHARED_EXPORT_HELP)
     flags.DEFINE_string("checkpoint", None,
                         "A fine-tuned task's checkpoint (its runner's best/ckpt-best or ckpt-N), or the name of a "
                         "preset in $ALBERT_TF_PRESETS that holds one.", flag_values=fv)
@@ -64,7 +67,6 @@ def define_flags(fv: flags.FlagValues = FLAGS) -> None:
     flags.DEFINE_string("export_dir", None,
                         "Base directory: a fine-tuned task writes <export_dir>/<step>; --task=encoder writes "
                         "<export_dir>/encoder and <export_dir>/preprocessor.", flag_values=fv)
-    flags.DEFINE_enum("sharing", "all", list(SHARING_MODES), "Cross-layer sharing.", flag_values=fv)
     flags.DEFINE_bool("tflite", False,
                       "A fine-tuned task: also convert its token-id signature to <step>/model.tflite (TFLite "
                       "builtin ops only; any batch, sequence length --max_seq_length).", flag_values=fv)

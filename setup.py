@@ -42,6 +42,8 @@ EXTRAS = {
         "tf2onnx==1.17.0",
         "onnx==1.23.2",
         "onnxruntime==1.32.0",
+        # tests/test_tagging_data.py: the entity scores against seqeval's (conlleval's chunking).
+        "seqeval==1.2.2",
     ],
     # Independent reference implementations, used only by tests and benchmarks.
     # torch is pinned to the CPU build available as a local wheel on the project machines;

@@ -9,6 +9,7 @@ import random
 import pytest
 
 from albert_tf.data.tagging import (
+    IGNORE,
     Repairs,
     TaggingDataError,
     check_scheme,
@@ -16,6 +17,7 @@ from albert_tf.data.tagging import (
     entity_spans,
     labels_of,
     read_conll,
+    sentence_windows,
     to_iob2,
 )
 from albert_tf.tasks.tagging.scoring import conlleval_lines, score
@@ -150,3 +152,69 @@ def test_conlleval_layout():
     lines = conlleval_lines([("New", "York"), ("hi there",)], [("B-LOC", "I-LOC"), ("O",)],
                             [("B-LOC", "O"), ("O",)])
     assert lines == ["New B-LOC B-LOC", "York I-LOC O", "", "hi_there O O", ""]
+
+
+class _PieceTokenizer:
+    """A stand-in tokenizer: a word of n letters is ceil(n / 3) pieces, ids from a growing table."""
+
+    special_tokens = {"unk": "<unk>"}
+    cls_id, sep_id = 2, 3
+
+    def __init__(self) -> None:
+        self.ids: dict[str, int] = {"<unk>": 1}
+
+    def tokenize(self, word: str) -> list[str]:
+        return [word[i:i + 3] for i in range(0, len(word), 3)]
+
+    def convert_tokens_to_ids(self, pieces: list[str]) -> list[int]:
+        return [self.ids.setdefault(p, len(self.ids) + 4) for p in pieces]
+
+
+def test_no_word_is_dropped_from_a_long_sentence():
+    """300 words of 1 to 3 pieces through max_seq_length=64: overlapping windows of at most 64 positions, every
+    word scored from exactly one window (where it has the most context), its label on its first piece only."""
+    rng = random.Random(3)
+    words = ["".join(rng.choice("abcdefgh") for _ in range(rng.randint(1, 9))) for _ in range(300)]
+    labels = [rng.randint(0, 4) for _ in words]
+    windows = sentence_windows(_PieceTokenizer(), words, labels, 64)
+    assert len(windows) > 1 and all(len(w.input_ids) <= 64 for w in windows)
+    scored = [i for w in windows for i in w.word_index if i >= 0]
+    assert sorted(scored) == list(range(300))
+    for window in windows:
+        assert window.input_ids[0] == 2 and window.input_ids[-1] == 3
+        for position, word in enumerate(window.word_index):
+            if word >= 0:
+                assert window.label_ids[position] == labels[word]
+    # a word's later pieces carry no label; with label_all_pieces they carry the continued label
+    one = sentence_windows(_PieceTokenizer(), ["abcdefg"], [1], 64)[0]
+    assert one.label_ids == (IGNORE, 1, IGNORE, IGNORE, IGNORE)
+    every = sentence_windows(_PieceTokenizer(), ["abcdefg"], [1], 64, label_all_pieces=True, continuation=[0, 2, 2])
+    assert every[0].label_ids == (IGNORE, 1, 2, 2, IGNORE)
+    # a word the tokenizer turns into nothing keeps a position (the unknown piece)
+    empty = sentence_windows(_PieceTokenizer(), ["ab", "", "cd"], [0, 1, 0], 16)[0]
+    assert empty.input_ids[2] == 1 and empty.word_index == (-1, 0, 1, 2, -1)
+
+
+def test_each_word_is_scored_where_it_has_the_most_context():
+    words = [f"w{i:02d}" for i in range(20)]  # one piece each
+    windows = sentence_windows(_PieceTokenizer(), words, None, 12, stride=5)  # 10 pieces a window
+    assert [w.start for w in windows] == [0, 5, 10]
+    owner = {i: n for n, w in enumerate(windows) for i in w.word_index if i >= 0}
+    # piece 7: window 0 (left 7, right 2) or window 1 (left 2, right 7): tie -> the earlier; piece 8 -> window 1
+    assert (owner[0], owner[4], owner[7], owner[8], owner[12], owner[13], owner[19]) == (0, 0, 0, 1, 1, 2, 2)
+    assert all(w.label_ids is None for w in windows)
+
+
+def test_wnut17_dev_sentences_in_windows(shared_data, spm_model):
+    """With the SentencePiece tokenizer every dev word keeps its first piece, and at max_seq_length 32 the long
+    sentences are windowed with every word scored once."""
+    from albert_tf.tokenization.full_tokenizer import FullTokenizer
+
+    tokenizer = FullTokenizer(spm_model_file=str(spm_model))
+    dev = read_conll(str(shared_data / WNUT / "emerging.dev.conll"))
+    windowed = 0
+    for sentence in dev:
+        windows = sentence_windows(tokenizer, sentence.words, [0] * len(sentence.words), 32)
+        windowed += len(windows) > 1
+        assert sorted(i for w in windows for i in w.word_index if i >= 0) == list(range(len(sentence.words)))
+    assert 0 < windowed < len(dev)

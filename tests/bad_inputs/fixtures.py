@@ -106,7 +106,8 @@ def write_damaged_checkpoints(root: pathlib.Path, bad: pathlib.Path, paths: dict
     from albert_tf.checkpoints.convert import convert
     from albert_tf.checkpoints.trainer_layout import write_weights
     from albert_tf.tasks.glue.model import AlbertClassifier
-    from albert_tf.tasks.pretraining import make_config, run
+    from albert_tf.tasks.pretraining import make_config
+    from albert_tf.tasks.pretraining.task import run
 
     out = root / "run"
     run(make_config(albert_config_file=paths["config"], input_file=paths["records"], output_dir=str(out),

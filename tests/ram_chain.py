@@ -202,11 +202,12 @@ def phase1(shared: str) -> None:
     copy_inputs(shared)
     create_records()
     from albert_tf.tasks import pretraining
+    from albert_tf.tasks.pretraining.task import run as run_pretraining
 
     done = threading.Event()
     thread = threading.Thread(target=watchdog, args=(stream, done), daemon=True)
     thread.start()
-    pretraining.run(pretraining.make_config(**PRETRAIN), log=lambda m: print(m, file=sys.stderr, flush=True))
+    run_pretraining(pretraining.make_config(**PRETRAIN), log=lambda m: print(m, file=sys.stderr, flush=True))
     done.set()
     raise SystemExit("phase 1: training finished before the watchdog killed it")
 
@@ -225,6 +226,7 @@ def phase2() -> None:
     from albert_tf.export.savedmodel import load_export_info
     from albert_tf.tasks import glue, pretraining
     from albert_tf.tasks.glue.task import run as run_glue
+    from albert_tf.tasks.pretraining.task import run as run_pretraining
     from albert_tf.training.summaries import read_scalar_curves
 
     killed_at = tf.train.latest_checkpoint(PRETRAIN_DIR)
@@ -245,7 +247,7 @@ def phase2() -> None:
         if message.startswith("step "):
             steps.append(int(message.split()[1].split("/")[0]))
 
-    pretrain = pretraining.run(pretraining.make_config(**PRETRAIN), log=log)
+    pretrain = run_pretraining(pretraining.make_config(**PRETRAIN), log=log)
     glue_summary = run_glue(glue.make_config(
         data_dir=f"{IN}/glue", task_name="MRPC", output_dir=GLUE_DIR, albert_config_file=f"{IN}/albert_config.json",
         spm_model_file=f"{IN}/spm/30k-clean.model", init_checkpoint=PRETRAIN_DIR, max_seq_length=SEQ,

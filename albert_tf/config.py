@@ -184,7 +184,7 @@ class AlbertConfig:
     @classmethod
     def from_preset(cls, name: str) -> AlbertConfig:
         """The old spelling of :meth:`from_name` (a "preset" is released weights by name); warns."""
-        warnings.warn("AlbertConfig.from_name is now AlbertConfig.from_name", DeprecationWarning, stacklevel=2)
+        warnings.warn("AlbertConfig.from_preset is now AlbertConfig.from_name", DeprecationWarning, stacklevel=2)
         return cls.from_name(name)
 
     @classmethod

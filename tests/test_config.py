@@ -146,7 +146,7 @@ def test_recipes_and_the_old_flag_spelling():
                        "is released weights, --init_checkpoint=NAME)"]
     with pytest.raises(UnknownNameError, match="unknown recipe 'glue/nope'; known recipes: .*glue/mrpc"):
         expand_recipes(["prog", "--recipe=glue/nope"])
-    with pytest.warns(DeprecationWarning, match="from_name"):
+    with pytest.warns(DeprecationWarning, match="^AlbertConfig.from_preset is now AlbertConfig.from_name$"):
         assert AlbertConfig.from_preset("albert_tiny") == AlbertConfig.from_name("albert_tiny")
     with pytest.raises(ConfigError, match="unknown model config 'albert_huge'; known: .*albert_tiny"):
         AlbertConfig.from_name("albert_huge")

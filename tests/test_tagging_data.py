@@ -25,6 +25,12 @@ from albert_tf.tasks.tagging.scoring import conlleval_lines, score
 WNUT = "ner/wnut17"
 
 
+def _write(tmp_path, text: str) -> str:
+    path = tmp_path / "a.conll"
+    path.write_text(text, encoding="utf-8")
+    return str(path)
+
+
 def test_wnut17_reads_as_published(shared_data):
     """The published counts: 3,394 training and 1,009 dev sentences, six entity types in IOB2, 62,730 and 15,733
     words; both separators (empty and tab-only lines) end sentences."""
@@ -44,10 +50,9 @@ def test_wnut17_reads_as_published(shared_data):
 
 
 def test_separators_docstart_spaces_and_line_numbers(tmp_path):
-    path = tmp_path / "a.conll"
-    path.write_text("-DOCSTART- -X- O O\n\nEU B-ORG\nrejects O\n \t \nGerman\tB-MISC\ncall I-MISC\n\n\n"
-                    "Peter NNP B-PER\n", encoding="utf-8")
-    sentences = read_conll(str(path))
+    path = _write(tmp_path, "-DOCSTART- -X- O O\n\nEU B-ORG\nrejects O\n \t \nGerman\tB-MISC\ncall I-MISC\n\n\n"
+                             "Peter NNP B-PER\n")
+    sentences = read_conll(path)
     assert [(s.words, s.tags, s.line) for s in sentences] == [
         (("EU", "rejects"), ("B-ORG", "O"), 3), (("German", "call"), ("B-MISC", "I-MISC"), 6),
         (("Peter",), ("B-PER",), 10)]
@@ -59,10 +64,8 @@ def test_separators_docstart_spaces_and_line_numbers(tmp_path):
     ("\n \n\t\n", "a.conll: no sentence"),
 ])
 def test_unreadable_files_are_one_line_naming_file_and_line(tmp_path, text, message):
-    path = tmp_path / "a.conll"
-    path.write_text(text, encoding="utf-8")
     with pytest.raises(TaggingDataError, match=message):
-        read_conll(str(path))
+        read_conll(_write(tmp_path, text))
 
 
 def test_binary_file_is_refused(tmp_path):
@@ -73,20 +76,14 @@ def test_binary_file_is_refused(tmp_path):
 
 
 def test_a_tag_outside_the_scheme_names_its_line(tmp_path):
-    path = tmp_path / "a.conll"
-    path.write_text("EU B-ORG\nrejects O\n\nGerman S-MISC\n", encoding="utf-8")
-    sentences = read_conll(str(path))
+    path = _write(tmp_path, "EU B-ORG\nrejects O\n\nGerman S-MISC\n")
+    sentences = read_conll(path)
     with pytest.raises(TaggingDataError, match=r"a.conll:4: tag 'S-MISC' is not IOB2 \(expected O, B-TYPE, I-TYPE\)"):
-        check_scheme(sentences, "iob2", str(path))
-    check_scheme(sentences, "bioes", str(path))
+        check_scheme(sentences, "iob2", path)
+    check_scheme(sentences, "bioes", path)
     with pytest.raises(TaggingDataError, match="a.conll:1: tag 'X' is not BIOES"):
-        check_scheme(read_conll(_write(tmp_path, "EU X\n")), "bioes", str(path))
+        check_scheme(read_conll(_write(tmp_path, "EU X\n")), "bioes", path)
 
-
-def _write(tmp_path, text: str) -> str:
-    path = tmp_path / "a.conll"
-    path.write_text(text, encoding="utf-8")
-    return str(path)
 
 
 def test_schemes_convert_to_iob2():

@@ -72,14 +72,14 @@ class TaskHead:
         dims = {"H": config.hidden_size, "2H": 2 * config.hidden_size, "labels": rows}
         return {name: tuple(dims[d] if isinstance(d, str) else d for d in w.shape) for name, w in self.weights.items()}
 
-    def carried_by(self, model: Any) -> bool:
-        return self in getattr(type(model), "task_heads", ()) and all(
-            getattr(model, key) == value for key, value in self.when.items())
+    def applies_to(self, model: Any) -> bool:
+        """Whether ``model``, of a class that lists this head, carries it (``when``)."""
+        return all(getattr(model, key) == value for key, value in self.when.items())
 
 
 def heads_of(model: Any) -> list[TaskHead]:
     """The heads ``model`` carries: those its class lists in ``task_heads`` that apply to it."""
-    return [head for head in getattr(type(model), "task_heads", ()) if head.carried_by(model)]
+    return [head for head in getattr(type(model), "task_heads", ()) if head.applies_to(model)]
 
 
 def huggingface_head_names(heads: Iterable[TaskHead]) -> dict[str, str]:

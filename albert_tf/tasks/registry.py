@@ -74,10 +74,12 @@ BUILT_IN = ("albert_tf.tasks.glue", "albert_tf.tasks.squad", "albert_tf.tasks.ra
 ENTRY_POINT_GROUP = "albert_tf.tasks"
 
 
-def load_tasks() -> list[TaskExport]:
-    """Every task: the built-in ones, then those the ``albert_tf.tasks`` entry points name (a ``module`` holding its
-    ``TASK``, or ``module:ATTRIBUTE``), in that order; none of them imports TensorFlow. A later task of the same name
-    replaces an earlier one."""
+@functools.cache
+def load_tasks() -> tuple[TaskExport, ...]:
+    """Every task: the built-in ones (which import no TensorFlow), then those the ``albert_tf.tasks`` entry points
+    name (a ``module`` holding its ``TASK``, or ``module:ATTRIBUTE``), in that order. A later task of the same name
+    replaces an earlier one. Read once per process: the installed distributions' metadata does not change while a
+    command runs, and a command asks several times (its flags, its task, its errors)."""
     tasks: dict[str, TaskExport] = {}
     specs = [*BUILT_IN, *(entry.value for entry in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP))]
     for spec in specs:
@@ -86,7 +88,7 @@ def load_tasks() -> list[TaskExport]:
         if not isinstance(task, TaskExport):
             raise TypeError(f"albert_tf.tasks entry point {spec!r}: not a TaskExport (expected a module with TASK)")
         tasks[task.name] = task
-    return list(tasks.values())
+    return tuple(tasks.values())
 
 
 def get_task(name: str) -> TaskExport:

@@ -86,7 +86,7 @@ def read_conll(path: str) -> list[TaggedSentence]:
         if not raw.strip():
             close()
             continue
-        columns = [c.strip() for c in _columns(raw.rstrip("\r\n"))]
+        columns = [c.strip() for c in _columns(raw)]
         if columns[0] == DOCSTART:
             close()
             continue
@@ -156,15 +156,12 @@ def to_iob2(tags: Sequence[str], scheme: str, repairs: Repairs | None = None, pa
     out: list[str] = []
     previous_kind = ""
     for offset, tag in enumerate(tags):
-        prefix, kind = split_tag(tag)
-        if prefix == OUTSIDE:
+        written, kind = split_tag(tag)
+        if written == OUTSIDE:
             out.append(OUTSIDE)
             previous_kind = ""
             continue
-        if prefix == "S":
-            prefix = "B"
-        elif prefix == "E":
-            prefix = "I"
+        prefix = {"S": "B", "E": "I"}.get(written, written)
         if prefix == "I" and previous_kind != kind:
             if scheme != "iob1" and repairs is not None:
                 before = out[-1] if out else "the sentence start"
@@ -172,7 +169,7 @@ def to_iob2(tags: Sequence[str], scheme: str, repairs: Repairs | None = None, pa
             prefix = "B"
         out.append(f"{prefix}-{kind}")
         # after a BIOES end or single, the next I- continues nothing
-        previous_kind = "" if split_tag(tag)[0] in ("E", "S") else kind
+        previous_kind = "" if written in ("E", "S") else kind
     return tuple(out)
 
 

@@ -123,9 +123,10 @@ def test_export_stops_during_the_tflite_conversion_and_publishes_nothing(tmp_pat
     command = [sys.executable, str(ROOT / "export_savedmodel.py"), "--task_name=SST-2", f"--checkpoint={checkpoint}",
                f"--albert_config_file={paths['config']}", f"--spm_model_file={paths['spm']}",
                "--max_seq_length=16", f"--export_dir={export_dir}", "--tflite", "--quantize=dynamic"]
-    # The conversion line comes when the SavedModel is written; the child then imports TensorFlow (about 5 s here)
-    # and converts (about 13 s more for this tiny model): a signal 8 s after the line lands in the conversion.
-    code, elapsed, output = _stop(command, tmp_path, signum, after_s=8.0, after_line="to TFLite")
+    # The conversion line comes when the SavedModel is written; the child process then imports TensorFlow, loads
+    # the export and converts it, about 7.5 s in all here (CI once finished it in under 8 s). A signal 1.5 s after
+    # the line lands while the command waits on that child, which is the long call this test is about.
+    code, elapsed, output = _stop(command, tmp_path, signum, after_s=1.5, after_line="to TFLite")
     assert code == status, output[-3000:]
     assert elapsed < 5, elapsed
     assert "Traceback" not in output, output[-3000:]

@@ -73,7 +73,7 @@ setup(
     long_description_content_type="text/markdown",
     license="Apache-2.0",
     python_requires=">=3.10,<3.13",
-    # Namespace discovery lists the data-only folders (configs/glue, configs/squad) as packages, so that setuptools
+    # Namespace discovery lists the data-only folders (configs/glue, configs/squad, ...) as packages, so that setuptools
     # installs their flagfiles without a "package would be ignored" warning.
     # A flat layout declared as such: pip's editable install then uses a plain .pth file (the repository root on
     # sys.path) instead of an import finder, which setuptools announces with a warning on every install.
@@ -82,8 +82,7 @@ setup(
     # The root run_*.py scripts are thin shells over albert_tf.cli and are not installed; the packaged recipes
     # (albert_tf/configs, `--recipe=NAME`) are.
     include_package_data=True,
-    package_data={"albert_tf.configs": ["*.json", "*.flags"], "albert_tf.configs.glue": ["*.flags"],
-                  "albert_tf.configs.squad": ["*.flags"]},
+    package_data={"albert_tf.configs": ["*.json", "*.flags", "*/*.flags"]},  # a recipe folder needs no line here
     install_requires=INSTALL_REQUIRES,
     extras_require=EXTRAS,
     entry_points={
@@ -93,6 +92,7 @@ setup(
             "run_classifier=albert_tf.cli.run_classifier:main",
             "run_squad=albert_tf.cli.run_squad:main",
             "run_race=albert_tf.cli.run_race:main",
+            "run_tagging=albert_tf.cli.run_tagging:main",
             "create_pretraining_data=albert_tf.cli.create_pretraining_data:main",
             "export_savedmodel=albert_tf.cli.export_savedmodel:main",
             "albert_convert_checkpoint=albert_tf.cli.convert_checkpoint:main",

@@ -196,6 +196,7 @@ COMMANDS = {
     "run_classifier": ("albert_tf.cli.run_classifier", ["--task_name", "--train_step", "--init_checkpoint"]),
     "run_squad": ("albert_tf.cli.run_squad", ["--version_2_with_negative", "--doc_stride", "--predict_file"]),
     "run_race": ("albert_tf.cli.run_race", ["--max_qa_length", "--middle_only", "--train_step"]),
+    "run_tagging": ("albert_tf.cli.run_tagging", ["--train_file", "--label_all_pieces", "--train_step"]),
     "create_pretraining_data": ("albert_tf.cli.create_pretraining_data", ["--dupe_factor", "--sentence_order"]),
     "export_savedmodel": ("albert_tf.cli.export_savedmodel", ["--checkpoint", "--export_dir"]),
     "albert_convert_checkpoint": ("albert_tf.cli.convert_checkpoint", ["--input_format", "--output_format"]),
@@ -265,6 +266,8 @@ CONFIG_MISTAKES = {
     "run_classifier": (["--task_name=SST-2", "--output_dir=out"], "at least one of --do_train"),
     "run_squad": (["--do_train", "--output_dir=out", "--learning_rate=-1"], "--learning_rate=-1.0 is out of range"),
     "run_race": (["--do_train", "--output_dir=out", "--train_batch_size=0"], "--train_batch_size must be >= 1"),
+    "run_tagging": (["--do_train", "--output_dir=out", "--save_checkpoints_steps=0"],
+                    "--save_checkpoints_steps must be >= 1"),
     "run_pretraining": (["--input_file=r", "--albert_config_file=c", "--output_dir=out", "--clip_norm=nan"],
                         "--clip_norm=nan is out of range"),
 }
@@ -288,8 +291,8 @@ def test_a_runner_refuses_a_flag_mistake_before_importing_tensorflow(tmp_path, c
 # names one of the built-in tasks, their models or their head names.
 TASK_FREE = ("albert_tf/checkpoints", "albert_tf/export", "albert_tf/training", "albert_tf/cli/export_savedmodel.py")
 TASK_WORDS = re.compile(
-    r"(?<![a-z])(glue|squad|race|mrpc|sst|cola|mnli|qa_outputs|run_classifier|run_squad|run_race)(?![a-z])"
-    r"|multiple_?choice|albertclassifier|albertsquad",
+    r"(?<![a-z])(glue|squad|race|mrpc|sst|cola|mnli|wnut17|qa_outputs|run_classifier|run_squad|run_race"
+    r"|run_tagging)(?![a-z])|multiple_?choice|albertclassifier|albertsquad|alberttagger",
     re.IGNORECASE,
 )
 # The official checkpoints' top-level fine-tuning head names (as whole strings: the pretraining heads' names end the

@@ -34,6 +34,7 @@ OWN_FLAGS = {
     "run_classifier": ["--task_name", "--albert_hub_module_handle", "--export_dir"],
     "run_squad": ["--version_2_with_negative", "--predict_file", "--null_score_diff_threshold"],
     "run_race": ["--max_qa_length", "--high_only", "--data_dir"],
+    "run_tagging": ["--train_file", "--tag_scheme", "--window_stride"],
     "create_pretraining_data": ["--input_file", "--dupe_factor", "--sentence_order"],
     "export_savedmodel": ["--task", "--export_dir"],
     "albert_convert_checkpoint": ["--input_format", "--output_format", "--spm_model_file"],

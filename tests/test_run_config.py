@@ -74,6 +74,7 @@ def test_validate_options_leaves_the_counts_the_data_gives_to_the_task():
     ("run_classifier", "albert_tf.tasks.glue.options:GlueOptions"),
     ("run_squad", "albert_tf.tasks.squad.options:SquadOptions"),
     ("run_race", "albert_tf.tasks.race.options:RaceOptions"),
+    ("run_tagging", "albert_tf.tasks.tagging.options:TaggingOptions"),
 ])
 def test_every_runner_flag_is_one_option_field(command, options):
     """A runner's flags are made from the fields of its options, ``TrainerOptions`` and ``RunOptions`` (their

@@ -23,9 +23,9 @@ def test_the_built_in_tasks_declare_themselves():
     from albert_tf.tasks.registry import load_tasks, task_heads
 
     names = [task.name for task in load_tasks()]
-    assert {"classifier", "squad", "race"} <= set(names)
+    assert {"classifier", "squad", "race", "tagging"} <= set(names)
     assert [t.name for t in load_tasks() if t.default] == ["classifier"]
-    assert {"classifier", "race", "squad_v1", "squad_v2"} <= {h.name for h in task_heads()}
+    assert {"classifier", "race", "squad_v1", "squad_v2", "tagging"} <= {h.name for h in task_heads()}
 
 
 def test_tasks_and_their_heads_are_read_without_tensorflow(tmp_path):
@@ -40,12 +40,14 @@ def test_tasks_and_their_heads_are_read_without_tensorflow(tmp_path):
                             env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"))
     assert result.returncode == 0, result.stderr[-2000:]
     last = result.stdout.strip().splitlines()[-1]
-    assert last == "['classifier', 'squad', 'race'] ['classifier', 'squad_v1', 'squad_v2', 'race'] False False", last
+    assert last == ("['classifier', 'squad', 'race', 'tagging'] ['classifier', 'squad_v1', 'squad_v2', 'race', "
+                    "'tagging'] False False"), last
 
 
 @pytest.mark.parametrize("module", ["albert_tf.tasks.glue.model:AlbertClassifier",
                                     "albert_tf.tasks.squad.model:AlbertSquad",
-                                    "albert_tf.tasks.race.model:AlbertMultipleChoice"])
+                                    "albert_tf.tasks.race.model:AlbertMultipleChoice",
+                                    "albert_tf.tasks.tagging.model:AlbertTagger"])
 def test_each_model_lists_the_heads_its_task_declares(module):
     """The model class and the task declaration name the same head objects, so a model's checkpoint names and a
     conversion's are one fact."""

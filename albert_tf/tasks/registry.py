@@ -68,7 +68,7 @@ def fine_tuning_export(task: str, options_type: type, flags: tuple[str, ...]) ->
 
 
 #: The modules of the built-in tasks, each holding its ``TASK``.
-BUILT_IN = ("albert_tf.tasks.glue", "albert_tf.tasks.squad", "albert_tf.tasks.race")
+BUILT_IN = ("albert_tf.tasks.glue", "albert_tf.tasks.squad", "albert_tf.tasks.race", "albert_tf.tasks.tagging")
 
 #: The entry-point group of the modules (``module`` or ``module:ATTRIBUTE``) that declare tasks outside the package.
 ENTRY_POINT_GROUP = "albert_tf.tasks"

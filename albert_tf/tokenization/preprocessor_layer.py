@@ -129,6 +129,7 @@ class AlbertPreprocessor(keras.layers.Layer):
         self.vocab_size = sp.GetPieceSize()
         self.cls_id = sp.PieceToId("[CLS]")
         self.sep_id = sp.PieceToId("[SEP]")
+        self.unk_id = sp.unk_id()  # the piece of a word that tokenizes to none (token tagging keeps its position)
         if sp.IsUnknown(self.cls_id) or sp.IsUnknown(self.sep_id):
             raise ValueError("AlbertPreprocessor: the SentencePiece model has no [CLS] / [SEP] pieces")
         self._combining = unicode_tables.combining_class_pattern()
@@ -149,7 +150,7 @@ class AlbertPreprocessor(keras.layers.Layer):
             if token not in ids:
                 raise ValueError(f"AlbertPreprocessor: the WordPiece vocab has no {token} entry")
         self.vocab_size = len(self._vocab_list)
-        self.cls_id, self.sep_id = ids["[CLS]"], ids["[SEP]"]
+        self.cls_id, self.sep_id, self.unk_id = ids["[CLS]"], ids["[SEP]"], ids["[UNK]"]
         self._bert_control = unicode_tables.bert_control_class_pattern()
         self._bert_space = unicode_tables.bert_whitespace_class_pattern()
         self._cjk = "(" + unicode_tables.cjk_class_pattern() + ")"

@@ -47,8 +47,12 @@ where the official code trains it, and the official v1 loss reaches it through t
         # transformers drawing its batches as albert-tf did from a one-file cache (a fixed permutation, a buffer)
 
 ``--task`` is any GLUE task folder under ``../shared/data/glue`` with train and dev files (SST-2, MRPC, STS-B,
-CoLA) or ``squad_v1``: the answerable questions of ``squad/dev-v2.0-subset-a.json``, trained and predicted on
-(the optimisation and the post-processing side by side, not generalisation).
+CoLA), ``squad_v1``: the answerable questions of ``squad/dev-v2.0-subset-a.json``, trained and predicted on
+(the optimisation and the post-processing side by side, not generalisation), or ``wnut17``: WNUT 2017's named
+entities, ``run_tagging`` against ``AlbertForTokenClassification`` (``benchmarks/parity_tagging.py``).
+
+    python benchmarks/finetune_parity.py --task=wnut17 --seeds=3             # 318 steps (3 epochs), lr 1e-4
+    python benchmarks/finetune_parity.py --task=wnut17 --seeds=1 --lockstep --steps=120
 """
 
 from __future__ import annotations
@@ -72,6 +76,7 @@ os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
+from benchmarks import parity_tagging  # noqa: E402
 from benchmarks.common import machine_info, shared_data_dir, versions  # noqa: E402
 
 
@@ -163,7 +168,7 @@ SQUAD_DEFAULTS = {"steps": 200, "learning_rate": 1e-4, "train_batch_size": 16, "
 
 
 def settings_of(args: argparse.Namespace) -> dict:
-    base = dict(SQUAD_DEFAULTS if args.task == "squad_v1" else GLUE_DEFAULTS)
+    base = dict({"squad_v1": SQUAD_DEFAULTS, "wnut17": parity_tagging.TAGGING_DEFAULTS}.get(args.task, GLUE_DEFAULTS))
     base["steps"] = TASK_STEPS.get(args.task, base["steps"])
     if args.steps:
         base["steps"] = args.steps
@@ -260,6 +265,12 @@ def run_albert_tf(args, settings: dict, hf_dir: str, config_file: str, seed: int
         with open(path, encoding="utf-8") as f:
             metrics = evaluate_v1(json.load(f)["data"], predictions)
         metrics = {"f1": metrics["f1"], "exact_match": metrics["exact_match"]}
+    elif args.task == "wnut17":
+        from albert_tf.tasks.tagging.task import run as run_tagging
+
+        run_tagging(parity_tagging.albert_tf_config(args, common, settings))
+        with open(os.path.join(out, "eval_results.json"), encoding="utf-8") as f:
+            metrics = parity_tagging.albert_tf_metrics(json.load(f)["checkpoints"], settings["steps"])
     else:
         from albert_tf.tasks import glue
         from albert_tf.tasks.glue.task import run as run_glue
@@ -364,6 +375,13 @@ def run_transformers(args, settings: dict, hf_dir: str, seed: int, workdir: str)
     start = time.time()
     if args.task == "squad_v1":
         return _transformers_squad(args, settings, hf_dir, seed, workdir, start)
+    if args.task == "wnut17":
+        data = parity_tagging.tagging_inputs(args.shared_data, settings["max_seq_length"])
+        model = parity_tagging.transformers_model(hf_dir, settings, data)
+        parity_tagging.transformers_train(model, settings, data.train,
+                                          _batches(len(data.train), settings["train_batch_size"], seed))
+        return {"seed": seed, "metrics": parity_tagging.transformers_scores(model, data),
+                "seconds": round(time.time() - start, 1)}
     data = glue_features(args.shared_data, args.task, settings["max_seq_length"])
     model = transformers_glue_model(hf_dir, settings, data)
     draw = _cache_order_batches if args.transformers_order == "albert_tf_cache" else _batches
@@ -541,12 +559,15 @@ def run_lockstep(args, settings: dict, hf_dir: str, config_file: str, seed: int,
     from albert_tf.training.task import TRAIN
 
     start = time.time()
-    squad = args.task == "squad_v1"
+    squad, tagging = args.task == "squad_v1", args.task == "wnut17"
     torch.manual_seed(seed)
     torch.set_num_threads(args.torch_threads)
     if squad:
         data = squad_inputs(args, settings, workdir)
         model, train = transformers_squad_model(hf_dir, settings), data.train
+    elif tagging:
+        data = parity_tagging.tagging_inputs(args.shared_data, settings["max_seq_length"])
+        model, train = parity_tagging.transformers_model(hf_dir, settings, data), data.train
     else:
         data = glue_features(args.shared_data, args.task, settings["max_seq_length"])
         model, train = transformers_glue_model(hf_dir, settings, data), data["train"]
@@ -567,6 +588,11 @@ def run_lockstep(args, settings: dict, hf_dir: str, config_file: str, seed: int,
         config = squad_task.make_config(
             **common, do_predict=True, train_file=data.path, predict_file=data.path, doc_stride=settings["doc_stride"],
             max_query_length=settings["max_query_length"], predict_batch_size=32)
+    elif tagging:
+        from albert_tf.tasks.tagging.task import TaggingTask
+
+        build = TaggingTask.from_config
+        config = parity_tagging.albert_tf_config(args, common, settings)
     else:
         from albert_tf.tasks import glue
         from albert_tf.tasks.glue.task import GlueTask
@@ -575,7 +601,10 @@ def run_lockstep(args, settings: dict, hf_dir: str, config_file: str, seed: int,
         config = glue.make_config(**common, task_name=args.task, data_dir=os.path.join(args.shared_data, "glue"),
                                   do_eval=True, eval_batch_size=64, classifier_dropout=settings["classifier_dropout"])
     task, config = build(config)
-    fixed = _fixed_batches(train, batches, data["regression"] if not squad else None)
+    if tagging:
+        fixed = parity_tagging.fixed_batches(train, batches, settings["max_seq_length"])
+    else:
+        fixed = _fixed_batches(train, batches, data["regression"] if not squad else None)
     inputs = task.build_inputs
     task.build_inputs = lambda split, size: fixed if split == TRAIN else inputs(split, size)
     with contextlib.redirect_stdout(sys.stderr):
@@ -585,6 +614,11 @@ def run_lockstep(args, settings: dict, hf_dir: str, config_file: str, seed: int,
         ours_metrics = {k: summary["predict"]["scores"][k] for k in ("f1", "exact_match")}
         theirs = transformers_squad_train(model, settings, train, iter(batches))
         theirs_metrics = transformers_squad_scores(model, settings, data)
+    elif tagging:
+        with open(os.path.join(out, "eval_results.json"), encoding="utf-8") as f:
+            ours_metrics = parity_tagging.albert_tf_metrics(json.load(f)["checkpoints"], settings["steps"])
+        theirs = parity_tagging.transformers_train(model, settings, train, iter(batches))
+        theirs_metrics = parity_tagging.transformers_scores(model, data)
     else:
         ours_metrics, _ = albert_tf_glue_metrics(out, settings["steps"])
         theirs = transformers_glue_train(model, settings, data, iter(batches))
@@ -648,6 +682,8 @@ def majority_baseline(args: argparse.Namespace, settings: dict) -> dict:
     of the best constant the training set gives (its class frequencies as probabilities; its mean score)."""
     if args.task == "squad_v1":
         return {"f1": 0.0}
+    if args.task == "wnut17":
+        return parity_tagging.baseline(parity_tagging.tagging_inputs(args.shared_data, settings["max_seq_length"]))
     from collections import Counter
 
     from albert_tf.evaluation.glue_metrics import glue_metrics
@@ -667,7 +703,8 @@ def majority_baseline(args: argparse.Namespace, settings: dict) -> dict:
 
 def parse_args(argv=None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--task", default="SST-2", help="a GLUE task folder under <shared_data>/glue, or squad_v1")
+    p.add_argument("--task", default="SST-2",
+                   help="a GLUE task folder under <shared_data>/glue, squad_v1 or wnut17 (token tagging)")
     p.add_argument("--seeds", type=int, default=3, help="seeds per side (first_seed, ... first_seed + N-1)")
     p.add_argument("--first_seed", type=int, default=0,
                    help="the first seed; a settings search on other seeds leaves the compared ones unselected")
@@ -844,7 +881,8 @@ def reused_transformers(path: str, result: dict) -> dict[int, dict]:
     return {r["seed"]: {**r, "reused_from": source} for r in earlier["transformers_torch"]}
 
 
-KEY_METRICS = {"SST-2": "accuracy", "MRPC": "accuracy", "STS-B": "pearson", "CoLA": "mcc", "squad_v1": "f1"}
+KEY_METRICS = {"SST-2": "accuracy", "MRPC": "accuracy", "STS-B": "pearson", "CoLA": "mcc", "squad_v1": "f1",
+               "wnut17": "f1"}
 
 
 def markdown(results: list[dict]) -> str:

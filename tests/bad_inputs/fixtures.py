@@ -86,6 +86,7 @@ def build(root: pathlib.Path) -> dict[str, str]:
     paths["bad"] = str(bad)
     paths["squad"] = write_squad_files(root / "squad", bad)
     paths["race"] = write_race_files(root / "race", bad)
+    paths["tagging"] = write_tagging_files(root / "tagging", bad)
     paths["run"] = write_damaged_checkpoints(root, bad, paths)
     return paths
 
@@ -151,6 +152,19 @@ def _race_passage(**changes) -> dict:
     }
     passage.update(changes)
     return {k: v for k, v in passage.items() if v is not None}
+
+
+def write_tagging_files(folder: pathlib.Path, bad: pathlib.Path) -> str:
+    """Valid CoNLL files (``folder/{train,dev}.conll``) and one-defect variants (``bad/tagging_<defect>.conll``)."""
+    sentence = "the\tO\nsun\tB-place\nrose\tO\nover\tO\nthe\tO\nhills\tB-place\n\nanna\tB-person\nsmiled\tO\n\n"
+    folder.mkdir(parents=True)
+    (folder / "train.conll").write_text(sentence * 4)
+    (folder / "dev.conll").write_text(sentence)
+    defects = {"not_iob": "the\tO\nsun\tX-place\n\n", "no_column": "the\tO\nsun\n\n", "empty": "",
+               "unknown": "the\tO\n\nsun\tB-river\n\n", "i_after_b": sentence + "anna\tB-person\nhills\tI-place\n\n"}
+    for name, text in defects.items():
+        (bad / f"tagging_{name}.conll").write_text(text)
+    return str(folder)
 
 
 def write_race_files(folder: pathlib.Path, bad: pathlib.Path) -> str:

@@ -291,6 +291,17 @@ def test_finetune_parity_smoke(tmp_path):
     assert lock["max_loss_difference"] < 1e-4
     assert row["albert_tf"]["metrics"] == pytest.approx(row["transformers_torch"]["metrics"], abs=1e-5)
     assert set(lock["paired_difference"]) == {"accuracy", "f1", "dev_loss"}
+    dev = shared / "ner" / "wnut17" / "emerging.dev.conll"
+    if dev.is_file():  # run_tagging in lockstep against AlbertForTokenClassification (benchmarks/parity_tagging.py)
+        lock = _run("benchmarks/finetune_parity.py", "--smoke", "--task=wnut17", "--lockstep", "--seeds=1",
+                    f"--shared_data={shared}", f"--workdir={tmp_path}", timeout=1200)
+        (row,) = lock["seeds"]
+        assert len(row["albert_tf"]["losses"]) == len(row["transformers_torch"]["losses"]) == 4
+        assert lock["max_loss_difference"] < 1e-4
+        assert row["albert_tf"]["metrics"] == pytest.approx(row["transformers_torch"]["metrics"], abs=1e-5)
+        tags = [line.split()[-1] for line in dev.read_text("utf-8").splitlines() if line.strip()]
+        assert lock["baseline"] == {"f1": 0.0, "precision": 0.0, "recall": 0.0,
+                                    "accuracy": pytest.approx(tags.count("O") / len(tags))}
     if not (shared / "squad" / "dev-v2.0-subset-a.json").is_file():
         return
     # SQuAD v1 in lockstep: one head and the same batches on both sides, no dropout in the v1 model, transformers'

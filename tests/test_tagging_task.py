@@ -275,3 +275,28 @@ def test_a_run_exports_and_export_savedmodel_reexports_its_checkpoint(tagging_ru
         train_file=str(out.parent / "wnut17train.conll"))
     info = json.loads(open(os.path.join(again, "assets.extra", "albert_export.json"), encoding="utf-8").read())
     assert info["labels"] == summary["data"]["labels"] and info["task"] == "tagging"
+
+
+@pytest.mark.slow
+def test_the_token_id_signature_converts_to_tflite_and_onnx(dev_task):
+    """``--tflite`` / ``--onnx`` convert ``serve_token_ids``: the same logits within 1e-4 on dev windows."""
+    import onnxruntime
+    import tensorflow as tf
+
+    from albert_tf.export import onnx, tflite
+    from albert_tf.tasks.tagging.export import export_tagger
+    from albert_tf.tokenization import AlbertPreprocessor
+
+    task, model, root = dev_task
+    path = export_tagger(model, str(root / "export_convert"),
+                         preprocessor=AlbertPreprocessor.from_tokenizer(task.tokenizer, 32))
+    arrays = task.arrays(EVAL)
+    feeds = {k: arrays[k][:4] for k in ("input_ids", "input_mask", "segment_ids")}
+    expected = tf.saved_model.load(path).signatures["serve_token_ids"](**{k: tf.constant(v) for k, v in
+                                                                          feeds.items()})["logits"].numpy()
+    runner = tf.lite.Interpreter(model_path=tflite.convert_signature(path)).get_signature_runner("serve_token_ids")
+    np.testing.assert_allclose(runner(**feeds)["logits"], expected, atol=1e-4)
+    session = onnxruntime.InferenceSession(onnx.convert_signature(path))
+    outputs = [o.name for o in session.get_outputs()]
+    logits = session.run(None, {i.name: feeds[i.name.split(":")[0]] for i in session.get_inputs()})
+    np.testing.assert_allclose(logits[outputs.index("logits")], expected, atol=1e-4)

@@ -29,6 +29,19 @@ CPU_FLAGS = ("avx2", "fma", "avx512f", "avx512bw", "avx512vl", "avx512_vnni", "a
              "amx_tile", "amx_bf16", "amx_int8")
 
 
+#: The fine-tuning parity runs' mean official loss on the dev set (cross-entropy; squared error for STS-B). Below a
+#: constant answer's loss, the model's outputs carry information about the dev labels even where its accuracy is near
+#: the majority class's.
+DEV_LOSS = "dev_loss"
+
+
+def tokenizer_of(shared_data: str):
+    """The official 30k-clean SentencePiece tokenizer of the shared data, lower-casing (the parity runs' inputs)."""
+    from albert_tf.tokenization import FullTokenizer
+
+    return FullTokenizer(spm_model_file=os.path.join(shared_data, "spm", "30k-clean.model"), do_lower_case=True)
+
+
 def shared_data_dir() -> pathlib.Path:
     """``$ALBERT_TF_SHARED_DATA`` or ``../shared/data`` beside the project root (the tests' convention)."""
     env = os.environ.get("ALBERT_TF_SHARED_DATA")

@@ -77,7 +77,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from benchmarks import parity_tagging  # noqa: E402
-from benchmarks.common import machine_info, shared_data_dir, versions  # noqa: E402
+from benchmarks.common import DEV_LOSS, machine_info, shared_data_dir, tokenizer_of, versions  # noqa: E402
 
 
 def log(line: str) -> None:
@@ -187,12 +187,6 @@ def settings_of(args: argparse.Namespace) -> dict:
     return base
 
 
-def tokenizer_of(shared_data: str):
-    from albert_tf.tokenization import FullTokenizer
-
-    return FullTokenizer(spm_model_file=os.path.join(shared_data, "spm", "30k-clean.model"), do_lower_case=True)
-
-
 @functools.lru_cache(maxsize=1)
 def glue_features(shared_data: str, task: str, max_seq_length: int) -> dict:
     """Train and dev features of the GLUE task (the albert-tf processor and packing: the same inputs both sides),
@@ -297,11 +291,6 @@ def albert_tf_glue_metrics(out: str, steps: int) -> tuple[dict, list]:
 
 
 METRIC_KEYS = ("accuracy", "f1", "mcc", "pearson", "spearman")
-#: The mean official loss on the dev set (cross-entropy; squared error for STS-B). Below a constant answer's loss,
-#: the model's outputs carry information about the dev labels even where its accuracy is near the majority class's.
-DEV_LOSS = "dev_loss"
-
-
 # ------------------------------------------------------------------------------------------------ transformers
 
 

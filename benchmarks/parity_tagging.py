@@ -34,7 +34,7 @@ def tagging_inputs(shared_data: str, max_seq_length: int) -> types.SimpleNamespa
     """The labels, the dev sentences and both files' windows (one list per sentence), made once per process."""
     from albert_tf.data.tagging import labels_of, read_conll, sentence_windows
     from albert_tf.tasks.tagging.task import continuation_ids
-    from benchmarks.finetune_parity import tokenizer_of
+    from benchmarks.common import tokenizer_of
 
     tokenizer = tokenizer_of(shared_data)
     train_file, dev_file = files(shared_data)
@@ -62,7 +62,7 @@ def albert_tf_config(args, common: dict, settings: dict):
 
 def albert_tf_metrics(history: list[dict], steps: int) -> dict:
     """The scores and dev loss of the evaluation at ``steps`` (the last step's, as the transformers side)."""
-    from benchmarks.finetune_parity import DEV_LOSS
+    from benchmarks.common import DEV_LOSS
 
     last = next(h for h in history if h["global_step"] == steps)
     return {**{k: float(last[k]) for k in METRICS}, DEV_LOSS: float(last["eval_loss"])}
@@ -122,7 +122,7 @@ def transformers_scores(model, data: types.SimpleNamespace) -> dict:
     import torch
 
     from albert_tf.tasks.tagging.scoring import score
-    from benchmarks.finetune_parity import DEV_LOSS
+    from benchmarks.common import DEV_LOSS
 
     model.eval()
     rows = [w for sentence in data.dev_windows for w in sentence]

@@ -18,4 +18,6 @@ flags without TensorFlow. Shared readers, layers and metrics stay on their floor
 * ``squad``: SQuAD 1.1 / 2.0 (``run_squad``), and the span-upper-bound diagnostic
   (``python -m albert_tf.tasks.squad span_upper_bound``).
 * ``race``: RACE multiple choice (``run_race``), accuracy overall and per level in one run.
+* ``tagging``: token tagging, named entities (``run_tagging``, ``export_savedmodel --task=tagging``), scored as
+  ``conlleval`` scores.
 """

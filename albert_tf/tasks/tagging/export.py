@@ -30,6 +30,7 @@ from typing import Any
 
 from albert_tf.data.tagging import split_tag
 from albert_tf.export.savedmodel import IDS_SIGNATURE, REQUIRES, TEXT_SIGNATURE, checked_token_ids, write_archive
+from albert_tf.tokenization import unicode_tables
 from albert_tf.tokenization.packing import INPUT_NAMES
 
 
@@ -135,7 +136,7 @@ def export_tagger(model: Any, export_dir: str, *, preprocessor: Any, window_stri
     capacity = int(preprocessor.max_seq_length) - 2
     stride = max(1, min(window_stride or capacity // 2 or 1, capacity))
     label_strings = tf.constant(labels)
-    whitespace = preprocessor._whitespace  # noqa: SLF001 - the str.isspace class the preprocessor splits on
+    whitespace = unicode_tables.whitespace_class_pattern() + "+"  # the characters str.isspace accepts
 
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
     def serve_text(sentence):

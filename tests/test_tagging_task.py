@@ -271,8 +271,7 @@ def test_a_run_exports_and_export_savedmodel_reexports_its_checkpoint(tagging_ru
         assert [t.decode() for t in tags[i][:len(sentences[i].words)]] == [ln.split(" ")[2] for ln in block.split("\n")]
     again = TaggingTask.export_checkpoint(
         summary["inference_checkpoint"], str(tmp_path / "again"), albert_config_file=str(out.parent / "config.json"),
-        spm_model_file=str(shared_path("spm", "30k-clean.model")), max_seq_length=32,
-        train_file=str(out.parent / "wnut17train.conll"))
+        spm_model_file=str(shared_path("spm", "30k-clean.model")), max_seq_length=32)  # labels from its run.json
     info = json.loads(open(os.path.join(again, "assets.extra", "albert_export.json"), encoding="utf-8").read())
     assert info["labels"] == summary["data"]["labels"] and info["task"] == "tagging"
 

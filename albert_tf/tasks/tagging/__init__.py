@@ -43,13 +43,13 @@ EXPORT_FLAGS = ("labels", "train_file", "tag_scheme", "window_stride")
 
 TASK = TaskExport(
     name="tagging",
-    description="""a fine-tuned token tagger (run_tagging's best/ckpt-best or ckpt-N; its labels from --labels or
-the --train_file it was trained on). Signatures: serving_default (raw sentences [B], words split at white space ->
-per word its tag and character start/end, and the entities: type, text, character start/end in the sentence;
-sentences longer than a window are split into overlapping windows in the graph, as in training) and
-serve_token_ids (input_ids/input_mask/segment_ids [B, S] -> logits and tag ids per position).
+    description="""a fine-tuned token tagger (run_tagging's best/ckpt-best or ckpt-N; its labels from its run's
+run.json, or --labels, or the --train_file it was trained on). Signatures: serving_default (raw sentences [B],
+words split at white space -> per word its tag and character start/end, and the entities: type, text, character
+start/end in the sentence; sentences longer than a window are split into overlapping windows in the graph, as in
+training) and serve_token_ids (input_ids/input_mask/segment_ids [B, S] -> logits and tag ids per position).
 
-  export_savedmodel --task=tagging --train_file=wnut17/train.conll --albert_config_file=albert_base_v2 \\
+  export_savedmodel --task=tagging --albert_config_file=albert_base_v2 \\
       --spm_model_file=30k-clean.model --max_seq_length=128 --checkpoint=out/wnut17/best/ckpt-best \\
       --export_dir=serving/wnut17""",
     **fine_tuning_export("albert_tf.tasks.tagging.task:TaggingTask", TaggingOptions, EXPORT_FLAGS),

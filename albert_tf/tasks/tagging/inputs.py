@@ -118,7 +118,8 @@ def check_inputs(options: TaggingOptions, run: RunOptions) -> TaggingInputs:
     elif TRAIN in sentences:
         labels = tuple(labels_of(s.tags for s in sentences[TRAIN]))
     else:
-        raise TaskError("give --train_file (the model's labels are its tags) or --labels")
+        raise TaskError("give --train_file (the model's labels are its tags) or --labels (an export finds them in "
+                        "the run.json of the run that wrote --checkpoint)")
     for split in read:
         _check_known(getattr(options, FILE_OPTIONS[split]), sentences[split], labels)
     if TRAIN not in splits:

@@ -71,6 +71,18 @@ class TaggingTask(FineTuningTask):
         tokenizer, albert_config = load_pretrained_files(options, run)
         return cls(options, run, tokenizer, albert_config, inputs, seed)
 
+    @classmethod
+    def export_checkpoint(cls, checkpoint: str, export_dir: str, **options: Any) -> str:
+        """As every task's (``FineTuningTask.export_checkpoint``); without ``labels`` and ``train_file`` the labels
+        are those of the run that wrote ``checkpoint`` (its ``run.json``)."""
+        from albert_tf.checkpoints.run_meta import find_run_meta
+
+        if not options.get("labels") and not options.get("train_file"):
+            found = find_run_meta(checkpoint)
+            labels = (found[1].get("labels") if found and found[1].get("task") == cls.name else None) or []
+            options["labels"] = ",".join(labels)
+        return super().export_checkpoint(checkpoint, export_dir, **options)
+
     # ---------------------------------------------------------------- output directory
     def identity(self) -> dict[str, Any]:
         return {"task": self.name, "labels": list(self.labels), "max_seq_length": self.options.max_seq_length,

@@ -4,8 +4,9 @@ Counts token positions, not time: a method's ``padding_fraction`` is the share o
 padded row length, summed over the batches of one epoch) that hold no real token. The sequence lengths are those of
 albert-tf's own features (the official preprocessing): GLUE SST-2 and MRPC at ``max_seq_length`` 128, SQuAD 2.0
 windows at 384 (stride 128, query 64; a 2.0 dev subset), RACE at 512 (each question's four choices are four
-sequences, and a batch holds ``--batch`` sequences: 8 questions at 32; the shared RACE sample is small). Batches
-are random draws of ``--batch`` sequences (seeded), as in training. Methods:
+sequences, and a batch holds ``--batch`` sequences: 8 questions at 32; the shared RACE sample is small), WNUT 2017's
+tagging windows at 128 (``albert_tf.data.tagging.sentence_windows``: each word's pieces, ``[CLS]`` and ``[SEP]``).
+Batches are random draws of ``--batch`` sequences (seeded), as in training. Methods:
 
 * ``fixed``: every row padded to ``max_seq_length`` (the official code; keras-hub's preprocessors).
 * ``bucketed``: albert-tf ``--packing=none``: each batch cut to its longest sequence rounded up to the next of
@@ -70,6 +71,13 @@ def race_lengths(data_dir: str, tokenizer, n: int) -> list[int]:
     return lengths
 
 
+def tagging_lengths(path: str, tokenizer, max_seq_length: int, n: int) -> list[int]:
+    from albert_tf.data.tagging import read_conll, sentence_windows
+
+    windows = (w for s in read_conll(path) for w in sentence_windows(tokenizer, s.words, None, max_seq_length))
+    return [len(w.input_ids) for _, w in zip(range(n), windows)]
+
+
 def _bucket(n: int, boundaries: tuple[int, ...]) -> int:
     return next(b for b in boundaries if b >= n)
 
@@ -125,6 +133,8 @@ def main(argv=None) -> dict:
         "squad_v2": (384, args.batch, lambda: squad_lengths(str(shared / "squad" / "dev-v2.0-subset-a.json"), tokenizer,
                                                             args.examples)),
         "race": (512, args.batch, lambda: race_lengths(str(shared / "race"), tokenizer, args.examples)),
+        "wnut17": (128, args.batch, lambda: tagging_lengths(str(shared / "ner" / "wnut17" / "wnut17train.conll"),
+                                                            tokenizer, 128, args.examples)),
     }
     out: dict = {"benchmark": "packing_padding", "batch": args.batch, "seed": args.seed, "tasks": {}}
     for name, (max_seq_length, batch, read) in tasks.items():

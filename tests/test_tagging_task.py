@@ -116,6 +116,36 @@ def test_the_tagger_keeps_its_labels_in_its_config():
         AlbertTagger(config, ["O"])
 
 
+def test_packed_windows_give_the_unpacked_loss_and_logits():
+    """Packing (``--packing=first_fit``): windows of several lengths packed into shared rows give every labelled
+    position the logits and the batch the loss of one window per row, up to float rounding."""
+    import tensorflow as tf
+
+    from albert_tf.config import AlbertConfig
+    from albert_tf.data.packing import merge_slices, pack_batch
+    from albert_tf.tasks.tagging.model import AlbertTagger, tagging_loss
+
+    rng = np.random.default_rng(1)
+    model = AlbertTagger(AlbertConfig(**{**TINY, "vocab_size": 100}), ["O", "B-x", "I-x", "B-y", "I-y"])
+    lengths, seq = [5, 17, 3, 30, 9, 12, 24, 7], 32
+    batch = {k: np.zeros((len(lengths), seq), np.int32) for k in ("input_ids", "input_mask", "segment_ids")}
+    batch["label_ids"] = np.full((len(lengths), seq), IGNORE, np.int32)
+    for row, n in enumerate(lengths):
+        batch["input_ids"][row, :n] = rng.integers(5, 100, n)
+        batch["input_mask"][row, :n] = 1
+        batch["label_ids"][row, 1:n - 1] = np.where(rng.random(n - 2) < 0.3, IGNORE, rng.integers(0, 5, n - 2))
+    unpacked = model({k: batch[k] for k in ("input_ids", "input_mask", "segment_ids")}).numpy()
+    packed_batch = merge_slices(pack_batch(batch, seq, slices=2, boundaries=(16, 32)))
+    assert packed_batch["input_ids"].shape[0] < len(lengths)  # windows share rows
+    packed = model.packed_logits(packed_batch, seq).numpy()
+    kept = batch["label_ids"] != IGNORE
+    np.testing.assert_allclose(packed[kept], unpacked[kept], atol=1e-5)
+    loss_unpacked, count = tagging_loss(unpacked, batch["label_ids"])
+    loss_packed, _ = tagging_loss(packed, tf.constant(batch["label_ids"]))
+    assert int(count) == kept.sum()
+    np.testing.assert_allclose(float(loss_packed), float(loss_unpacked), rtol=1e-6)
+
+
 @pytest.fixture(scope="module")
 def dev_task(tmp_path_factory):
     """A tagging task over WNUT 2017's dev file at max_seq_length 32 (many sentences need several windows), with a

@@ -10,7 +10,7 @@ output order; part of ``get_config``, so a ``.keras`` file and an export carry t
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import keras
@@ -72,6 +72,17 @@ class AlbertTagger(RebuiltFromConfig, keras.Model):
         self.encoder = encoder
         self.dropout_layer = dropout
         self.head = head
+
+    def packed_logits(self, features: Mapping[str, Any], length: Any, training: bool = False, unpadded: bool = True):
+        """The logits [N, length, labels] (float32) of the N windows of packed rows (``AlbertEncoder.call_packed``,
+        ``albert_tf.data.packing``), each from its ``[CLS]`` (``example_positions``) on: position ``j`` of window
+        ``n`` is the packed token ``example_positions[n] + j``. Positions past a window's end read whatever follows
+        it (the loss ignores them: their label is ``IGNORE``). ``unpadded=False`` under XLA (``call_packed``)."""
+        sequence = self.encoder.call_packed(dict(features), training=training, unpadded=unpadded)["sequence_output"]
+        flat = ops.reshape(sequence, (-1, ops.shape(sequence)[-1]))
+        index = ops.expand_dims(features["example_positions"], 1) + ops.expand_dims(ops.arange(length), 0)
+        hidden = ops.take(flat, ops.minimum(index, ops.shape(flat)[0] - 1), axis=0)
+        return ops.cast(self.head(self.dropout_layer(hidden, training=training)), "float32")
 
     @classmethod
     def from_preset(cls, preset: str, /, **kwargs: Any) -> AlbertTagger:

@@ -29,13 +29,13 @@ from absl import logging
 from albert_tf import files as _fs
 from albert_tf.data.tagging import IGNORE, TaggedSentence, TaggingWindow, sentence_windows, split_tag
 from albert_tf.files import write_text_atomic
-from albert_tf.tasks.base import FineTuningTask, export_metadata, input_buckets, load_pretrained_files
+from albert_tf.tasks.base import FineTuningTask, export_metadata, has_tpu, input_buckets, load_pretrained_files
 from albert_tf.tasks.tagging import scoring
 from albert_tf.tasks.tagging.inputs import FILE_OPTIONS, TaggingInputs, check_inputs
 from albert_tf.tasks.tagging.options import TaggingOptions
 from albert_tf.tokenization.packing import INPUT_NAMES
 from albert_tf.training.run_config import RunOptions
-from albert_tf.training.task import EVAL, PREDICT, TRAIN
+from albert_tf.training.task import EVAL, PREDICT, TRAIN, TaskError
 
 #: Per-position features, cut with the sequence axis by the length bucketing.
 SEQUENCE_FEATURES = (*INPUT_NAMES, "label_ids")
@@ -146,7 +146,8 @@ class TaggingTask(FineTuningTask):
     def build_inputs(self, split: str, global_batch_size: int):
         import tensorflow as tf
 
-        from albert_tf.data.batching import trim_batch
+        from albert_tf.data.batching import bucket_boundaries, trim_batch
+        from albert_tf.data.packing import pack_dataset
 
         if split not in self.windows:
             return None
@@ -154,10 +155,21 @@ class TaggingTask(FineTuningTask):
         if split == TRAIN:  # every window once per epoch, in an order drawn from --seed anew each epoch
             ds = ds.shuffle(len(ds), seed=self.seed, reshuffle_each_iteration=True).repeat()
         ds = ds.batch(global_batch_size, drop_remainder=split == TRAIN)
+        if split == TRAIN and self.packs_training():
+            if global_batch_size % self.input_slices:
+                raise TaskError(f"a batch of {global_batch_size} windows does not split into {self.input_slices} "
+                                "equal parts")
+            boundaries = bucket_boundaries(self.options.bucket_lengths, self.options.max_seq_length)
+            return pack_dataset(ds, self.options.max_seq_length, global_batch_size, self.input_slices, boundaries)
         boundaries = input_buckets(self.options, split)
         if boundaries:
             ds = ds.map(lambda batch: trim_batch(batch, boundaries, sequence_features=SEQUENCE_FEATURES))
         return ds.prefetch(tf.data.AUTOTUNE)
+
+    def packs_training(self) -> bool:
+        """Whether training batches are packed: ``--packing`` asks for it and the host has no TPU (a TPU program has
+        one static shape)."""
+        return self.options.packing != "none" and not has_tpu()
 
     def _logits(self, model, features, training: bool):
         return model({k: features[k] for k in INPUT_NAMES}, training=training)
@@ -165,9 +177,15 @@ class TaggingTask(FineTuningTask):
     def loss(self, model, features, training: bool):
         import tensorflow as tf
 
+        from albert_tf.data.packing import is_packed, merge_slices
         from albert_tf.tasks.tagging.model import tagging_loss
 
-        logits = self._logits(model, features, training)
+        if is_packed(features):
+            features = merge_slices(features)
+            logits = model.packed_logits(features, tf.shape(features["label_ids"])[-1], training=training,
+                                         unpadded=not self.jit_compile)
+        else:
+            logits = self._logits(model, features, training)
         loss, count = tagging_loss(logits, features["label_ids"])
         labelled = tf.not_equal(features["label_ids"], IGNORE)
         hits = tf.logical_and(labelled, tf.equal(tf.argmax(logits, -1, output_type=tf.int32), features["label_ids"]))

@@ -17,11 +17,12 @@ from conftest import shared_path, write_small_config
 from synthetic_records import write_synthetic_records
 
 from albert_tf.config import AlbertConfig
-from albert_tf.tasks import glue, race, squad
+from albert_tf.tasks import glue, race, squad, tagging
 from albert_tf.tasks.glue.task import run as run_glue
 from albert_tf.tasks.pretraining.task import PretrainingTask
 from albert_tf.tasks.race.task import run as run_race
 from albert_tf.tasks.squad.task import run as run_squad
+from albert_tf.tasks.tagging.task import run as run_tagging
 from albert_tf.training import strategy as strategy_lib
 from albert_tf.training.optimizers import create_optimizer
 from albert_tf.training.run_config import RunError
@@ -111,6 +112,11 @@ def _task_run(name: str, tmp_path, jit_compile: bool) -> tuple[dict, str]:
         summary = run_squad(squad.make_config(train_file=data, predict_file=data, version_2_with_negative=v2,
                                               max_seq_length=128, doc_stride=64, max_query_length=32,
                                               dropout_prob=0.0, do_predict=True, **common))
+    elif name == "tagging":  # packed training batches (unpadded=False under XLA); 5 dev batches of 8 windows
+        summary = run_tagging(tagging.make_config(
+            train_file=str(shared_path("ner", "wnut17", "wnut17train.conll")), max_eval_steps=5,
+            dev_file=str(shared_path("ner", "wnut17", "emerging.dev.conll")), max_seq_length=64,
+            classifier_dropout=0.0, **common))
     else:
         summary = run_race(race.make_config(data_dir=str(shared_path("race")), max_seq_length=128, max_qa_length=32,
                                             dropout_prob=0.0, **common))  # the shared data has no test split
@@ -118,7 +124,7 @@ def _task_run(name: str, tmp_path, jit_compile: bool) -> tuple[dict, str]:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["glue", "squad_v1", "squad_v2", "race"])
+@pytest.mark.parametrize("name", ["glue", "squad_v1", "squad_v2", "race", "tagging"])
 def test_fine_tuning_steps_compile_with_xla(tmp_path, name):
     """Each fine-tuning task's train, eval and predict steps under ``jit_compile=True`` (one XLA cluster per step)
     answer like the uncompiled steps: same training losses, same evaluation metrics."""

@@ -207,14 +207,18 @@ class TaggingTask(FineTuningTask):
         return {"predictions": tf.pad(predictions, [[0, 0], [0, pad]], constant_values=IGNORE),
                 "loss_sum": sums, "labelled": counts}
 
-    def predicted_tags(self, split: str, predictions: np.ndarray) -> list[list[str]]:
-        """Each sentence's predicted tag per word, from the window that scores it (``TaggingWindow.word_index``)."""
+    def predicted_tags(self, split: str, predictions: np.ndarray, whole: bool = True) -> list[list[str]]:
+        """Each sentence's predicted tag per word, from the window that scores it (``TaggingWindow.word_index``).
+        ``predictions`` holds the split's windows in order, all of them, or with ``whole=False`` the first ones
+        (``--max_eval_steps``): then the sentences whose windows they all hold."""
         sentences, windows = self.inputs.sentences[split], self.windows[split]
         rows = sum(len(w) for w in windows)
-        if len(predictions) != rows:
+        if len(predictions) > rows or (whole and len(predictions) != rows):
             raise RuntimeError(f"{len(predictions)} predicted rows for {rows} {split} windows")
         out, row = [], 0
         for sentence, sentence_windows_ in zip(sentences, windows):
+            if row + len(sentence_windows_) > len(predictions):
+                break
             tags: list[str | None] = [None] * len(sentence.words)
             for window in sentence_windows_:
                 for position, word in enumerate(window.word_index):
@@ -236,8 +240,10 @@ class TaggingTask(FineTuningTask):
 
     def aggregate(self, outputs: dict[str, np.ndarray]) -> dict[str, float]:
         """``conlleval``'s entity precision, recall and F1 (overall; F1 per type as ``f1_<type>``), token accuracy,
-        the entity counts and ``eval_loss`` (the mean loss over labelled positions) on the dev file."""
-        metrics = self._scores(self.inputs.sentences[EVAL], self.predicted_tags(EVAL, outputs["predictions"]))
+        the entity counts and ``eval_loss`` (the mean loss over labelled positions) on the dev file (its first
+        sentences with ``--max_eval_steps``: those whose windows were all evaluated)."""
+        predicted = self.predicted_tags(EVAL, outputs["predictions"], whole=False)  # all, unless --max_eval_steps
+        metrics = self._scores(self.inputs.sentences[EVAL][:len(predicted)], predicted)
         metrics["eval_loss"] = float(np.sum(outputs["loss_sum"], dtype=np.float64)
                                      / max(float(np.sum(outputs["labelled"])), 1.0))
         return metrics

@@ -14,6 +14,7 @@ from absl import logging
 
 from albert_tf.config import SHARING_MODES, AlbertConfig, ConfigError
 from albert_tf.data.batching import DEFAULT_BUCKET_LENGTHS, bucket_boundaries
+from albert_tf.data.packing import PACKING_MODES
 from albert_tf.tokenization import FullTokenizer
 from albert_tf.training.run_config import ExperimentConfig, option, validate_options
 from albert_tf.training.task import TRAIN, Task, TaskError
@@ -55,6 +56,24 @@ class FineTuningOptions:
             bucket_boundaries(self.bucket_lengths, max(self.max_seq_length, 1))
         except ValueError as e:
             raise TaskError(str(e)) from None
+
+
+@dataclasses.dataclass
+class PackedTrainingOptions(FineTuningOptions):
+    """The options of a task whose training batches can be packed (``albert_tf.data.packing``): GLUE's and
+    tagging's. Its ``FineTuningTask.packs_training`` reads ``packing``."""
+
+    packing: str = option(
+        "first_fit", "Training batches as packed rows: several examples (or windows) share a row of --max_seq_length "
+        "tokens, each attending only to its own tokens, with its own positions and [CLS] (sequence packing without "
+        "cross-contamination; exact: same losses and gradients up to float rounding, less padding computed). "
+        "'none': one example per row (then --bucket_lengths trims). Evaluation and prediction are not packed; TPU "
+        "training is never packed.", choices=PACKING_MODES)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.packing not in PACKING_MODES:  # the Python API has no flag to check it
+            raise TaskError(f"--packing={self.packing!r}: expected one of {', '.join(PACKING_MODES)}")
 
 
 class FineTuningTask(Task):
@@ -111,6 +130,12 @@ class FineTuningTask(Task):
 
     def warn_without_init_checkpoint(self) -> None:
         warn_random_initialisation()
+
+    def packs_training(self) -> bool:
+        """Whether training batches are packed: the task's options ask for it (``PackedTrainingOptions.packing``)
+        and the host has no TPU (a TPU program has one static shape; there training keeps the full padded length,
+        as with ``--bucket_lengths``)."""
+        return getattr(self.options, "packing", "none") != "none" and not has_tpu()
 
     def run_record(self) -> dict[str, Any]:
         return tokenizer_run_record(self.options, self.tokenizer)

@@ -7,14 +7,13 @@ import dataclasses
 from typing import Any
 
 from albert_tf.data.glue.processors import PROCESSORS
-from albert_tf.data.packing import PACKING_MODES
-from albert_tf.tasks.base import FineTuningOptions
+from albert_tf.tasks.base import PackedTrainingOptions
 from albert_tf.training.run_config import ExperimentConfig, fetch_pretrained, option
 from albert_tf.training.task import TaskError
 
 
 @dataclasses.dataclass
-class GlueOptions(FineTuningOptions):
+class GlueOptions(PackedTrainingOptions):
     """The GLUE task's own ``run_classifier`` flags (official names and defaults)."""
 
     data_dir: str = option("", "GLUE root folder holding <TASK>/train.tsv, dev.tsv, test.tsv (required).")
@@ -31,17 +30,8 @@ class GlueOptions(FineTuningOptions):
         False, "With --export_dir: the raw-text and tf.Example signatures send only each request's real tokens "
         "through the embeddings, projections and FFN (same outputs; the padding of a mixed-length batch costs no "
         "dense-layer work). Not with --export_jit_compile: XLA cannot compile a data-dependent token count.")
-    packing: str = option(
-        "first_fit", "Training batches as packed rows: several examples share a row of --max_seq_length tokens, each "
-        "attending only to its own tokens, with its own positions and [CLS] (sequence packing without "
-        "cross-contamination; exact: same losses and gradients up to float rounding, less padding computed). "
-        "'none': one example per row (then --bucket_lengths trims). Evaluation and prediction are not packed; TPU "
-        "training is never packed.", choices=PACKING_MODES)
-
     def __post_init__(self) -> None:
         super().__post_init__()
-        if self.packing not in PACKING_MODES:  # the Python API has no flag to check it
-            raise TaskError(f"--packing={self.packing!r}: expected one of {', '.join(PACKING_MODES)}")
         if self.export_real_tokens and self.export_jit_compile:
             raise TaskError("--export_real_tokens runs a data-dependent number of tokens, which XLA cannot compile: "
                             "drop --export_jit_compile or --export_real_tokens")

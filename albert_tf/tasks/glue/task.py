@@ -37,7 +37,6 @@ from albert_tf.files import write_text_atomic
 from albert_tf.tasks.base import (
     FineTuningTask,
     export_metadata,
-    has_tpu,
     input_buckets,
     load_pretrained_files,
 )
@@ -176,11 +175,6 @@ class GlueTask(FineTuningTask):
             raise TaskError(f"a batch of {global_batch_size} examples does not split into {slices} equal parts")
         boundaries = bucket_boundaries(self.options.bucket_lengths, self.max_seq_length)
         return pack_dataset(dataset, self.max_seq_length, global_batch_size, slices, boundaries)
-
-    def packs_training(self) -> bool:
-        """Whether training batches are packed: ``--packing`` asks for it and the host has no TPU (a TPU program has
-        one static shape; there training keeps the full padded length, as with ``--bucket_lengths``)."""
-        return self.options.packing != "none" and not has_tpu()
 
     def _logits(self, model, features, training: bool):
         if is_packed(features):

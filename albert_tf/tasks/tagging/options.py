@@ -6,9 +6,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from albert_tf.data.packing import PACKING_MODES
 from albert_tf.data.tagging import SCHEMES
-from albert_tf.tasks.base import FineTuningOptions
+from albert_tf.tasks.base import PackedTrainingOptions
 from albert_tf.training.run_config import ExperimentConfig, fetch_pretrained, option
 from albert_tf.training.task import TaskError
 
@@ -17,7 +16,7 @@ TAG_SCHEMES = ("auto", *SCHEMES)
 
 
 @dataclasses.dataclass
-class TaggingOptions(FineTuningOptions):
+class TaggingOptions(PackedTrainingOptions):
     """The tagging task's own ``run_tagging`` flags. There is no official tagging runner: the names follow the
     other runners' (``--classifier_dropout`` as ``run_classifier``'s, files as ``run_squad``'s)."""
 
@@ -41,17 +40,10 @@ class TaggingOptions(FineTuningOptions):
                                            "first piece alone; a word is still predicted from its first piece.")
     classifier_dropout: float = option(0.1, "Dropout on each position's hidden state before the tag layer "
                                             "(transformers' classifier_dropout_prob).")
-    packing: str = option(
-        "first_fit", "Training batches as packed rows: several windows share a row of --max_seq_length pieces, each "
-        "attending only to its own (exact: the same loss up to float rounding, fewer positions computed; WNUT 2017: "
-        "1.74x fewer than bucketing). 'none': one window per row (then --bucket_lengths trims). Evaluation and "
-        "prediction are not packed; TPU training is never packed.", choices=PACKING_MODES)
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if self.packing not in PACKING_MODES:  # the Python API has no flag to check it
-            raise TaskError(f"--packing={self.packing!r}: expected one of {', '.join(PACKING_MODES)}")
-        if self.tag_scheme not in TAG_SCHEMES:
+        if self.tag_scheme not in TAG_SCHEMES:  # the Python API has no flag to check it
             raise TaskError(f"--tag_scheme={self.tag_scheme!r}: expected one of {', '.join(TAG_SCHEMES)}")
         if self.window_stride < 0:
             raise TaskError(f"--window_stride={self.window_stride} must be >= 0 (0: half a window)")

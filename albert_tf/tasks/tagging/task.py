@@ -29,7 +29,7 @@ from absl import logging
 from albert_tf import files as _fs
 from albert_tf.data.tagging import IGNORE, TaggedSentence, TaggingWindow, sentence_windows, split_tag
 from albert_tf.files import write_text_atomic
-from albert_tf.tasks.base import FineTuningTask, export_metadata, has_tpu, input_buckets, load_pretrained_files
+from albert_tf.tasks.base import FineTuningTask, export_metadata, input_buckets, load_pretrained_files
 from albert_tf.tasks.tagging import scoring
 from albert_tf.tasks.tagging.inputs import FILE_OPTIONS, TaggingInputs, check_inputs
 from albert_tf.tasks.tagging.options import TaggingOptions
@@ -165,11 +165,6 @@ class TaggingTask(FineTuningTask):
         if boundaries:
             ds = ds.map(lambda batch: trim_batch(batch, boundaries, sequence_features=SEQUENCE_FEATURES))
         return ds.prefetch(tf.data.AUTOTUNE)
-
-    def packs_training(self) -> bool:
-        """Whether training batches are packed: ``--packing`` asks for it and the host has no TPU (a TPU program has
-        one static shape)."""
-        return self.options.packing != "none" and not has_tpu()
 
     def _logits(self, model, features, training: bool):
         return model({k: features[k] for k in INPUT_NAMES}, training=training)

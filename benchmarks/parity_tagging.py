@@ -17,10 +17,8 @@ import os
 import statistics
 import types
 
-#: 3,394 training sentences, 106 batches of 32: ten epochs at 3e-4. The small pretrained model predicts no entity on
-#: the dev file after 120 steps at 1e-4 (both sides, in lockstep), three epochs at 1e-3 (albert-tf, seed 100) or four
-#: at 3e-4 (albert-tf, seed 0); these settings came from albert-tf's dev curve on seed 100, which the comparison
-#: does not use (benchmarks/README.md).
+#: 3,394 training sentences, 106 batches of 32: ten epochs at 3e-4, chosen on albert-tf's dev curve for a seed the
+#: comparison does not use (shorter or faster schedules find no entity with the small model: benchmarks/README.md).
 TAGGING_DEFAULTS = {"steps": 1060, "learning_rate": 3e-4, "train_batch_size": 32, "max_seq_length": 128}
 TRAIN_FILE, DEV_FILE = "wnut17train.conll", "emerging.dev.conll"
 METRICS = ("f1", "precision", "recall", "accuracy")
@@ -123,6 +121,7 @@ def transformers_scores(model, data: types.SimpleNamespace) -> dict:
     over labelled dev pieces."""
     import torch
 
+    from albert_tf.data.tagging import word_tags
     from albert_tf.tasks.tagging.scoring import score
     from benchmarks.common import DEV_LOSS
 
@@ -137,37 +136,21 @@ def transformers_scores(model, data: types.SimpleNamespace) -> dict:
             loss_sum += torch.nn.functional.cross_entropy(logits[kept], labels[kept], reduction="sum").item()
             labelled += int(kept.sum())
             predictions.extend(logits.argmax(-1).tolist())
-    predicted, row = [], 0
-    for sentence, windows in zip(data.dev, data.dev_windows):
-        tags = [None] * len(sentence.words)
-        for window in windows:
-            for position, word in enumerate(window.word_index):
-                if word >= 0:
-                    tags[word] = data.labels[predictions[row][position]]
-            row += 1
-        predicted.append(tags)
+    predicted = word_tags(data.dev_windows, [len(s.words) for s in data.dev], predictions, data.labels)
     result = score([s.tags for s in data.dev], predicted)
     return {**{k: result[k] for k in METRICS}, DEV_LOSS: loss_sum / labelled}
 
 
 def fixed_batches(train: list, batches: list, max_seq_length: int):
     """``tf.data`` of the given batches of training windows, in order, padded to ``max_seq_length`` (albert-tf's
-    training input in lockstep)."""
-    import numpy as np
+    training input in lockstep; ``window_arrays``, as the task pads them)."""
     import tensorflow as tf
 
-    from albert_tf.data.tagging import IGNORE
+    from albert_tf.data.tagging import window_arrays
 
+    rows = window_arrays([train[i] for batch in batches for i in batch], max_seq_length)
     shape = (len(batches), len(batches[0]), max_seq_length)
-    arrays = {k: np.zeros(shape, np.int32) for k in ("input_ids", "input_mask", "segment_ids")}
-    arrays["label_ids"] = np.full(shape, IGNORE, np.int32)
-    for b, batch in enumerate(batches):
-        for r, i in enumerate(batch):
-            n = len(train[i].input_ids)
-            arrays["input_ids"][b, r, :n] = train[i].input_ids
-            arrays["input_mask"][b, r, :n] = 1
-            arrays["label_ids"][b, r, :n] = train[i].label_ids
-    return tf.data.Dataset.from_tensor_slices(arrays)
+    return tf.data.Dataset.from_tensor_slices({name: value.reshape(shape) for name, value in rows.items()})
 
 
 def baseline(data: types.SimpleNamespace) -> dict:

@@ -17,7 +17,7 @@ from albert_tf.data.batching import DEFAULT_BUCKET_LENGTHS, bucket_boundaries
 from albert_tf.data.packing import PACKING_MODES
 from albert_tf.tokenization import FullTokenizer
 from albert_tf.training.run_config import ExperimentConfig, option, validate_options
-from albert_tf.training.task import TRAIN, Task, TaskError
+from albert_tf.training.task import EVAL, PREDICT, TRAIN, Task, TaskError
 
 
 @dataclasses.dataclass
@@ -78,7 +78,7 @@ class PackedTrainingOptions(FineTuningOptions):
 
 class FineTuningTask(Task):
     """A fine-tuning job built from its options: keeps the options, run options, tokenizer, model config and input
-    seed, and warns loudly when training starts from random weights. GLUE, SQuAD and RACE extend it.
+    seed, and warns loudly when training starts from random weights. Every fine-tuning task extends it.
 
     The shared ends of every task are written here once: :meth:`from_config` (the checked task of an experiment,
     one per trial), :meth:`run_trials` (what ``run_classifier`` / ``run_squad`` / ``run_race`` call) and
@@ -137,6 +137,18 @@ class FineTuningTask(Task):
         as with ``--bucket_lengths``)."""
         return getattr(self.options, "packing", "none") != "none" and not has_tpu()
 
+    def packed_batches(self, dataset: Any, global_batch_size: int) -> Any:
+        """``dataset`` (training batches of ``global_batch_size`` rows padded to ``max_seq_length``) packed in
+        ``input_slices`` parts (``albert_tf.data.packing.pack_dataset``), row lengths rounded to
+        ``--bucket_lengths``; a :class:`TaskError` when the batch does not split into equal parts."""
+        from albert_tf.data.packing import pack_dataset
+
+        slices, length = self.input_slices, self.options.max_seq_length
+        if global_batch_size % slices:
+            raise TaskError(f"a batch of {global_batch_size} examples does not split into {slices} equal parts")
+        return pack_dataset(dataset, length, global_batch_size, slices,
+                            bucket_boundaries(self.options.bucket_lengths, length))
+
     def run_record(self) -> dict[str, Any]:
         return tokenizer_run_record(self.options, self.tokenizer)
 
@@ -148,6 +160,12 @@ class FineTuningTask(Task):
         if official_file:
             return os.path.dirname(official_file) or "."
         return self.run.output_dir
+
+
+def needed_splits(run: Any) -> list[str]:
+    """The splits a run reads: ``train`` for ``--do_train``, ``eval`` for ``--do_eval``, ``predict`` for
+    ``--do_predict``."""
+    return [s for s, on in ((TRAIN, run.do_train), (EVAL, run.do_eval), (PREDICT, run.do_predict)) if on]
 
 
 def tokenizer_run_record(options: Any, tokenizer: FullTokenizer | None) -> dict[str, Any]:

@@ -1,6 +1,14 @@
 """Token tagging data: CoNLL column files (``reader``) and the model's windows of pieces (``features``)."""
 
-from albert_tf.data.tagging.features import IGNORE, TaggingWindow, sentence_windows, word_pieces
+from albert_tf.data.tagging.features import (
+    IGNORE,
+    TaggingWindow,
+    sentence_windows,
+    window_arrays,
+    window_stride,
+    word_pieces,
+    word_tags,
+)
 from albert_tf.data.tagging.reader import (
     DOCSTART,
     OUTSIDE,
@@ -19,4 +27,4 @@ from albert_tf.data.tagging.reader import (
 
 __all__ = ["DOCSTART", "IGNORE", "OUTSIDE", "SCHEMES", "Repairs", "TaggedSentence", "TaggingDataError", "TaggingWindow",
            "check_scheme", "detect_scheme", "entity_spans", "labels_of", "read_conll", "sentence_windows",
-           "split_tag", "to_iob2", "word_pieces"]
+           "split_tag", "to_iob2", "window_arrays", "window_stride", "word_pieces", "word_tags"]

@@ -9,7 +9,9 @@ A window is ``[CLS] pieces [SEP]``, at most ``max_seq_length`` long. A sentence 
 overlapping windows that start ``stride`` pieces apart (the last one ends with the sentence), so every piece stands
 in at least one window. A word standing in several windows is scored from the one where it has the most context
 (the official SQuAD ``_check_is_max_context`` score, ``min(left, right) + 0.01 * window length``, earlier window on a
-tie); training learns every first piece of every window. Plain Python: no TensorFlow.
+tie); training learns every first piece of every window. :func:`window_arrays` pads windows into model inputs and
+:func:`word_tags` maps the predictions of windows back to their sentences' words. Plain Python and numpy: no
+TensorFlow.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from typing import Any
+
+import numpy as np
 
 #: The label id of a position that has no label: padding, [CLS], [SEP], a word's later pieces.
 IGNORE = -1
@@ -37,6 +41,13 @@ class TaggingWindow:
     label_ids: tuple[int, ...] | None
     word_index: tuple[int, ...]
     start: int
+
+
+def window_stride(max_seq_length: int, stride: int | None) -> int:
+    """Pieces between the starts of a long sentence's windows: ``stride``, or half a window when it is 0 / None,
+    within ``[1, max_seq_length - 2]`` (the pieces a window holds beside ``[CLS]`` and ``[SEP]``)."""
+    capacity = max_seq_length - 2
+    return max(1, min(stride or capacity // 2 or 1, capacity))
 
 
 def word_pieces(tokenizer: Any, words: Sequence[str]) -> list[list[str]]:
@@ -65,7 +76,7 @@ def sentence_windows(tokenizer: Any, words: Sequence[str], labels: Sequence[int]
     capacity = max_seq_length - 2
     if capacity < 1:
         raise ValueError(f"max_seq_length {max_seq_length} leaves no room for a word beside [CLS] and [SEP]")
-    stride = max(1, min(stride or capacity // 2 or 1, capacity))
+    stride = window_stride(max_seq_length, stride)
     pieces: list[str] = []
     owner: list[int] = []  # the word of each piece
     first: list[bool] = []
@@ -96,3 +107,41 @@ def sentence_windows(tokenizer: Any, words: Sequence[str], labels: Sequence[int]
         windows.append(TaggingWindow((tokenizer.cls_id, *ids[start:start + length], tokenizer.sep_id), label_ids,
                                      word_index, start))
     return windows
+
+
+def window_arrays(windows: Sequence[TaggingWindow], max_seq_length: int) -> dict[str, np.ndarray]:
+    """``windows`` as model inputs, one row each, padded to ``max_seq_length``: int32 ``input_ids``, ``input_mask``,
+    ``segment_ids`` (all 0: one segment) and ``label_ids`` (``IGNORE`` where there is no label, padding included)."""
+    shape = (len(windows), max_seq_length)
+    out = {name: np.zeros(shape, np.int32) for name in ("input_ids", "input_mask", "segment_ids")}
+    out["label_ids"] = np.full(shape, IGNORE, np.int32)
+    for row, window in enumerate(windows):
+        n = len(window.input_ids)
+        out["input_ids"][row, :n] = window.input_ids
+        out["input_mask"][row, :n] = 1
+        if window.label_ids is not None:
+            out["label_ids"][row, :n] = window.label_ids
+    return out
+
+
+def word_tags(windows: Sequence[Sequence[TaggingWindow]], lengths: Sequence[int], predictions: Any,
+              labels: Sequence[str]) -> list[list[str]]:
+    """Each sentence's tag per word from the label ids ``predictions`` [rows, positions] of its windows: ``windows``
+    holds each sentence's windows and ``lengths`` its word count, the rows follow the windows in that order, and each
+    word takes the label at the position that scores it (``TaggingWindow.word_index``). With fewer rows than
+    windows, the sentences whose windows they all hold. A word no window scores is a ``RuntimeError``."""
+    out: list[list[str]] = []
+    row = 0
+    for number, (sentence, length) in enumerate(zip(windows, lengths)):
+        if row + len(sentence) > len(predictions):
+            break
+        tags: list[str | None] = [None] * length
+        for window in sentence:
+            for position, word in enumerate(window.word_index):
+                if word >= 0:
+                    tags[word] = labels[int(predictions[row][position])]
+            row += 1
+        if None in tags:
+            raise RuntimeError(f"sentence {number}: word {tags.index(None)} has no prediction")
+        out.append(tags)
+    return out

@@ -30,8 +30,7 @@ from absl import logging
 from albert_tf import files as _fs
 from albert_tf.config import AlbertConfig
 from albert_tf.data import glue
-from albert_tf.data.batching import bucket_boundaries
-from albert_tf.data.packing import is_packed, merge_slices, pack_dataset
+from albert_tf.data.packing import is_packed, merge_slices
 from albert_tf.evaluation import glue_metrics
 from albert_tf.files import write_text_atomic
 from albert_tf.tasks.base import (
@@ -168,13 +167,7 @@ class GlueTask(FineTuningTask):
             seed=self.seed,
             bucket_lengths=None if packed else input_buckets(self.options, split),
         )
-        if not packed:
-            return dataset
-        slices = self.input_slices
-        if global_batch_size % slices:
-            raise TaskError(f"a batch of {global_batch_size} examples does not split into {slices} equal parts")
-        boundaries = bucket_boundaries(self.options.bucket_lengths, self.max_seq_length)
-        return pack_dataset(dataset, self.max_seq_length, global_batch_size, slices, boundaries)
+        return self.packed_batches(dataset, global_batch_size) if packed else dataset
 
     def _logits(self, model, features, training: bool):
         if is_packed(features):

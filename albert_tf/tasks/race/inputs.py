@@ -9,17 +9,13 @@ after a download; :meth:`RaceTask.from_options <albert_tf.tasks.race.task.RaceTa
 from __future__ import annotations
 
 from albert_tf.data import race as race_data
+from albert_tf.tasks.base import needed_splits
 from albert_tf.tasks.race.options import RaceOptions
 from albert_tf.training.run_config import RunOptions
 from albert_tf.training.task import EVAL, PREDICT, TRAIN, TaskError
 
 # The RACE folder of each split the runner reads.
 SPLITS = {TRAIN: "train", EVAL: "dev", PREDICT: "test"}
-
-
-def needed_splits(run: RunOptions) -> list[str]:
-    """The splits the run reads: train for ``do_train``, dev for ``do_eval``, test for ``do_predict``."""
-    return [s for s, on in ((TRAIN, run.do_train), (EVAL, run.do_eval), (PREDICT, run.do_predict)) if on]
 
 
 def check_inputs(options: RaceOptions, run: RunOptions) -> None:

@@ -35,8 +35,9 @@ from albert_tf.tasks.base import (
     export_metadata,
     input_buckets,
     load_pretrained_files,
+    needed_splits,
 )
-from albert_tf.tasks.race.inputs import SPLITS, check_inputs, needed_splits
+from albert_tf.tasks.race.inputs import SPLITS, check_inputs
 from albert_tf.tasks.race.options import RaceOptions
 from albert_tf.tokenization.packing import INPUT_NAMES
 from albert_tf.training.run_config import RunOptions

@@ -28,6 +28,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from albert_tf.data.tagging import features as tagging_features
 from albert_tf.data.tagging import split_tag
 from albert_tf.export.savedmodel import IDS_SIGNATURE, REQUIRES, TEXT_SIGNATURE, checked_token_ids, write_archive
 from albert_tf.tokenization import unicode_tables
@@ -133,8 +134,7 @@ def export_tagger(model: Any, export_dir: str, *, preprocessor: Any, window_stri
     import tensorflow as tf
 
     labels = [str(label) for label in model.labels]
-    capacity = int(preprocessor.max_seq_length) - 2
-    stride = max(1, min(window_stride or capacity // 2 or 1, capacity))
+    stride = tagging_features.window_stride(int(preprocessor.max_seq_length), window_stride)
     label_strings = tf.constant(labels)
     whitespace = unicode_tables.whitespace_class_pattern() + "+"  # the characters str.isspace accepts
 

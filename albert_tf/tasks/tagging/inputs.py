@@ -25,6 +25,7 @@ from albert_tf.data.tagging import (
     split_tag,
     to_iob2,
 )
+from albert_tf.tasks.base import needed_splits
 from albert_tf.tasks.tagging.options import TaggingOptions
 from albert_tf.training.run_config import RunOptions
 from albert_tf.training.task import EVAL, PREDICT, TRAIN, TaskError
@@ -46,11 +47,6 @@ class TaggingInputs:
     scheme: str
     sentences: dict[str, list[TaggedSentence]]
     repairs: dict[str, Repairs]
-
-
-def needed_splits(run: RunOptions) -> list[str]:
-    """The splits the run reads: train for ``do_train``, dev for ``do_eval``, the predict file for ``do_predict``."""
-    return [s for s, on in ((TRAIN, run.do_train), (EVAL, run.do_eval), (PREDICT, run.do_predict)) if on]
 
 
 def checked_labels(labels: list[str], where: str) -> tuple[str, ...]:

@@ -27,7 +27,16 @@ import numpy as np
 from absl import logging
 
 from albert_tf import files as _fs
-from albert_tf.data.tagging import IGNORE, TaggedSentence, TaggingWindow, sentence_windows, split_tag
+from albert_tf.data.tagging import (
+    IGNORE,
+    OUTSIDE,
+    TaggedSentence,
+    TaggingWindow,
+    sentence_windows,
+    split_tag,
+    window_arrays,
+    word_tags,
+)
 from albert_tf.files import write_text_atomic
 from albert_tf.tasks.base import FineTuningTask, export_metadata, input_buckets, load_pretrained_files
 from albert_tf.tasks.tagging import scoring
@@ -35,7 +44,7 @@ from albert_tf.tasks.tagging.inputs import FILE_OPTIONS, TaggingInputs, check_in
 from albert_tf.tasks.tagging.options import TaggingOptions
 from albert_tf.tokenization.packing import INPUT_NAMES
 from albert_tf.training.run_config import RunOptions
-from albert_tf.training.task import EVAL, PREDICT, TRAIN, TaskError
+from albert_tf.training.task import EVAL, PREDICT, TRAIN
 
 #: Per-position features, cut with the sequence axis by the length bucketing.
 SEQUENCE_FEATURES = (*INPUT_NAMES, "label_ids")
@@ -130,24 +139,13 @@ class TaggingTask(FineTuningTask):
         return model
 
     def arrays(self, split: str) -> dict[str, np.ndarray]:
-        """The split's windows padded to ``max_seq_length``, one row each in sentence order: ``input_ids``,
-        ``input_mask``, ``segment_ids`` and ``label_ids`` (``IGNORE`` where there is no label)."""
-        rows = [w for windows in self.windows[split] for w in windows]
-        seq = self.options.max_seq_length
-        out = {name: np.zeros((len(rows), seq), np.int32) for name in INPUT_NAMES}
-        out["label_ids"] = np.full((len(rows), seq), IGNORE, np.int32)
-        for i, window in enumerate(rows):
-            n = len(window.input_ids)
-            out["input_ids"][i, :n] = window.input_ids
-            out["input_mask"][i, :n] = 1
-            out["label_ids"][i, :n] = window.label_ids
-        return out
+        """The split's windows as padded model inputs, one row each in sentence order (``window_arrays``)."""
+        return window_arrays([w for windows in self.windows[split] for w in windows], self.options.max_seq_length)
 
     def build_inputs(self, split: str, global_batch_size: int):
         import tensorflow as tf
 
-        from albert_tf.data.batching import bucket_boundaries, trim_batch
-        from albert_tf.data.packing import pack_dataset
+        from albert_tf.data.batching import trim_batch
 
         if split not in self.windows:
             return None
@@ -156,11 +154,7 @@ class TaggingTask(FineTuningTask):
             ds = ds.shuffle(len(ds), seed=self.seed, reshuffle_each_iteration=True).repeat()
         ds = ds.batch(global_batch_size, drop_remainder=split == TRAIN)
         if split == TRAIN and self.packs_training():
-            if global_batch_size % self.input_slices:
-                raise TaskError(f"a batch of {global_batch_size} windows does not split into {self.input_slices} "
-                                "equal parts")
-            boundaries = bucket_boundaries(self.options.bucket_lengths, self.options.max_seq_length)
-            return pack_dataset(ds, self.options.max_seq_length, global_batch_size, self.input_slices, boundaries)
+            return self.packed_batches(ds, global_batch_size)
         boundaries = input_buckets(self.options, split)
         if boundaries:
             ds = ds.map(lambda batch: trim_batch(batch, boundaries, sequence_features=SEQUENCE_FEATURES))
@@ -210,20 +204,7 @@ class TaggingTask(FineTuningTask):
         rows = sum(len(w) for w in windows)
         if len(predictions) > rows or (whole and len(predictions) != rows):
             raise RuntimeError(f"{len(predictions)} predicted rows for {rows} {split} windows")
-        out, row = [], 0
-        for sentence, sentence_windows_ in zip(sentences, windows):
-            if row + len(sentence_windows_) > len(predictions):
-                break
-            tags: list[str | None] = [None] * len(sentence.words)
-            for window in sentence_windows_:
-                for position, word in enumerate(window.word_index):
-                    if word >= 0:
-                        tags[word] = self.labels[int(predictions[row, position])]
-                row += 1
-            if None in tags:
-                raise RuntimeError(f"{split} sentence at line {sentence.line}: a word without a prediction")
-            out.append(tags)
-        return out
+        return word_tags(windows, [len(s.words) for s in sentences], predictions, self.labels)
 
     def _scores(self, sentences: list[TaggedSentence], predicted: list[list[str]]) -> dict[str, Any]:
         result = scoring.score([s.tags for s in sentences], predicted)
@@ -253,7 +234,7 @@ class TaggingTask(FineTuningTask):
         path = os.path.join(results_dir, "predictions.conll")
         write_text_atomic(path, "\n".join(lines) + "\n")
         summary: dict[str, Any] = {"predictions": path, "num_sentences": len(sentences)}
-        if any(tag != "O" for s in sentences for tag in s.tags):
+        if any(tag != OUTSIDE for s in sentences for tag in s.tags):
             summary["scores"] = self._scores(sentences, predicted)
             write_text_atomic(os.path.join(results_dir, "predict_results.json"),
                               json.dumps(summary["scores"], indent=2, sort_keys=True) + "\n")

@@ -351,3 +351,46 @@ def run_main(main: Callable[[], Any]) -> None:
         main()
     except WorkerError as e:
         sys.exit(f"{os.path.basename(sys.argv[0])}: {e}")
+
+
+def set_tf_threads(threads: int) -> None:
+    """TensorFlow's intra- and inter-op pools at ``threads`` (before its first op)."""
+    import tensorflow as tf
+
+    tf.config.threading.set_intra_op_parallelism_threads(threads)
+    tf.config.threading.set_inter_op_parallelism_threads(threads)
+
+
+class Implementation:
+    """One side of a training-throughput benchmark (``finetune_throughput.py``): one library's fine-tuning loop over
+    the pass. ``reset()`` restarts the pass, ``next_batch()`` runs the input pipeline for the next batch,
+    ``shape(batch)`` is its (rows, padded length), ``real_tokens(batch)`` its non-padding tokens and ``train(batch)``
+    one optimizer step on it (returns the loss). ``step()`` = both, the timed unit; ``record()`` then notes its shape
+    and tokens."""
+
+    num_steps: int
+    framework = "tensorflow"
+
+    def reset(self) -> None:
+        raise NotImplementedError
+
+    def next_batch(self):
+        raise NotImplementedError
+
+    def shape(self, batch) -> tuple[int, int]:
+        raise NotImplementedError
+
+    def real_tokens(self, batch) -> int:
+        raise NotImplementedError
+
+    def train(self, batch) -> float:
+        raise NotImplementedError
+
+    def step(self) -> float:
+        self.last_batch = self.next_batch()
+        return self.train(self.last_batch)
+
+    def record(self) -> None:
+        """Note the last step's shape and real tokens (after its time was taken)."""
+        self.shapes.append(self.shape(self.last_batch))
+        self.tokens.append(self.real_tokens(self.last_batch))

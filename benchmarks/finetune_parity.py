@@ -250,6 +250,7 @@ def run_albert_tf(args, settings: dict, hf_dir: str, config_file: str, seed: int
 
         path = answerable_squad(args, workdir)
         config = squad.make_config(**common, train_file=path, predict_file=path, do_predict=True,
+                                   loss_over_padding=SQUAD_LOSS_OVER_PADDING,
                                    doc_stride=settings["doc_stride"], max_query_length=settings["max_query_length"],
                                    warmup_proportion=settings["warmup_steps"] / settings["steps"],
                                    predict_batch_size=32)
@@ -449,6 +450,10 @@ def squad_inputs(args: argparse.Namespace, settings: dict, workdir: str) -> type
     return types.SimpleNamespace(path=path, train=train, examples=examples, predict=predict)
 
 
+#: ``run_squad --loss_over_padding``: the official v1 loss, whose softmaxes cover every position of the window, as
+#: transformers' ``AlbertForQuestionAnswering`` does (run_squad's default softmaxes over the window's tokens only).
+SQUAD_LOSS_OVER_PADDING = True
+
 #: transformers' ``AlbertEmbeddings`` builds its word embeddings with ``padding_idx=pad_token_id``: the ``<pad>`` row
 #: gets no gradient and never changes. The official code (``modeling.py: embedding_lookup``) and albert-tf train it
 #: like any row; it matters where a loss reads padding positions, as the official SQuAD v1 loss does.
@@ -580,6 +585,7 @@ def run_lockstep(args, settings: dict, hf_dir: str, config_file: str, seed: int,
         build = SquadTask.from_config
         config = squad_task.make_config(
             **common, do_predict=True, train_file=data.path, predict_file=data.path, doc_stride=settings["doc_stride"],
+            loss_over_padding=SQUAD_LOSS_OVER_PADDING,
             max_query_length=settings["max_query_length"], predict_batch_size=32)
     elif tagging:
         from albert_tf.tasks.tagging.task import TaggingTask

@@ -68,12 +68,15 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from benchmarks import finetune_throughput_reading as reading  # noqa: E402
 from benchmarks.common import (  # noqa: E402
     ForeignLoad,
+    Implementation,
     Workers,
     emit,
     machine_info,
     run_main,
+    set_tf_threads,
     shared_data_dir,
     versions,
 )
@@ -148,48 +151,7 @@ def matmul_gflops(framework: str, rows: int, dims: dict, repeats: int = 7) -> fl
     return 2.0 * rows * h * i / statistics.median(times) / 1e9
 
 
-def _set_tf_threads(threads: int) -> None:
-    import tensorflow as tf
-
-    tf.config.threading.set_intra_op_parallelism_threads(threads)
-    tf.config.threading.set_inter_op_parallelism_threads(threads)
-
-
 # ----------------------------------------------------------------------------------------------- implementations
-class Implementation:
-    """One library's fine-tuning loop over the pass: ``reset()`` restarts the pass, ``next_batch()`` runs the input
-    pipeline for the next batch, ``shape(batch)`` is its (rows, padded length), ``real_tokens(batch)`` its
-    non-padding tokens and ``train(batch)`` one optimizer step on it (returns the loss). ``step()`` = both,
-    the timed unit; ``record()`` then notes its shape and tokens."""
-
-    num_steps: int
-    framework = "tensorflow"
-
-    def reset(self) -> None:
-        raise NotImplementedError
-
-    def next_batch(self):
-        raise NotImplementedError
-
-    def shape(self, batch) -> tuple[int, int]:
-        raise NotImplementedError
-
-    def real_tokens(self, batch) -> int:
-        raise NotImplementedError
-
-    def train(self, batch) -> float:
-        raise NotImplementedError
-
-    def step(self) -> float:
-        self.last_batch = self.next_batch()
-        return self.train(self.last_batch)
-
-    def record(self) -> None:
-        """Note the last step's shape and real tokens (after its time was taken)."""
-        self.shapes.append(self.shape(self.last_batch))
-        self.tokens.append(self.real_tokens(self.last_batch))
-
-
 class DatasetImplementation(Implementation):
     """An implementation whose batches come from a ``tf.data`` pipeline (``make_dataset``), restarted by reset()."""
 
@@ -206,7 +168,7 @@ class DatasetImplementation(Implementation):
 
 class AlbertTf(DatasetImplementation):
     def __init__(self, args: argparse.Namespace, packing: bool, unpadded: bool = True) -> None:
-        _set_tf_threads(args.threads)
+        set_tf_threads(args.threads)
         import keras
         import tensorflow as tf
 
@@ -351,7 +313,7 @@ class TransformersTorch(Implementation):
 
 class KerasHub(DatasetImplementation):
     def __init__(self, args: argparse.Namespace, rows: list[list[str]]) -> None:
-        _set_tf_threads(args.threads)
+        set_tf_threads(args.threads)
         import keras
         import keras_hub
         import tensorflow as tf
@@ -398,6 +360,8 @@ class KerasHub(DatasetImplementation):
 
 
 def build(name: str, args: argparse.Namespace, rows: list[list[str]]) -> Implementation:
+    if args.task in reading.TASKS:
+        return reading.build(name, args)
     if name in ("albert_tf", "albert_tf_packed_rows", "albert_tf_bucketed"):
         return AlbertTf(args, packing=name != "albert_tf_bucketed", unpadded=name == "albert_tf")
     if name in ("transformers_torch", "transformers_grouped"):
@@ -435,7 +399,7 @@ class _Worker:
                 impl.step()
             impl.reset()
             warmup_s = time.perf_counter() - t
-            gflops = matmul_gflops(impl.framework, args.batch * 64, args.dims)
+            gflops = matmul_gflops(impl.framework, args.matmul_rows, args.dims)
             return {"build_s": self.build_s, "warmup_s": warmup_s, "shapes": len(seen), "matmul_gflops": gflops}
         if message == "step":
             t = time.perf_counter()
@@ -452,40 +416,62 @@ class _Worker:
 # ----------------------------------------------------------------------------------------------- main
 def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--task", default="mrpc", choices=sorted(TASKS), help="GLUE task whose train.tsv is read")
-    parser.add_argument("--examples", type=int, default=512, help="training examples in the pass (first rows)")
-    parser.add_argument("--batch", type=int, default=32, help="batch size (examples / batch steps)")
-    parser.add_argument("--max_seq_length", type=int, default=128, help="sequence cap of every implementation")
+    parser.add_argument("--task", default="mrpc", choices=sorted(TASKS) + list(reading.TASKS),
+                        help="GLUE task whose train.tsv is read, or a reading task (squad_v1, squad_v2, race: "
+                        "benchmarks/finetune_throughput_reading.py)")
+    parser.add_argument("--examples", type=int, default=None, help="training examples in the pass (the first ones; "
+                        "SQuAD: windows, RACE: questions); default 512 (GLUE), 192 (SQuAD), 20 (RACE)")
+    parser.add_argument("--batch", type=int, default=None, help="batch size (examples / batch steps); default 32 "
+                        "(GLUE), 16 (SQuAD windows), 4 (RACE questions)")
+    parser.add_argument("--max_seq_length", type=int, default=None,
+                        help="sequence cap of every implementation; default 128 (GLUE), 384 (SQuAD), 512 (RACE)")
     parser.add_argument("--threads", type=int, default=2, help="CPU threads of every implementation")
     parser.add_argument("--warmup", type=int, default=2, help="untimed steps after every shape was traced")
     parser.add_argument("--jit_compile", action="store_true", help="XLA for albert-tf and keras-hub (default off)")
     parser.add_argument("--only", default="", help=f"comma list of implementations: {','.join(IMPLEMENTATIONS)} "
-                        f"(default: all but albert_tf_packed_rows)")
+                        f"(default: all but albert_tf_packed_rows); reading tasks: {','.join(reading.IMPLEMENTATIONS)} "
+                        f"(default: all but albert_tf_bucketed)")
     parser.add_argument("--seed", type=int, default=0, help="weight initialisation and length-grouping seed")
-    parser.add_argument("--smoke", action="store_true", help="a 2-layer H 64 model, 32 examples, batch 8, no warmup")
+    parser.add_argument("--smoke", action="store_true", help="a 2-layer H 64 model, a few batches (GLUE: 32 "
+                        "examples of 8, SQuAD: 8 windows of 4, RACE: 4 questions of 2), no warmup")
     parser.add_argument("--spm_model_file", default=None, help="SentencePiece model (default: <shared data>/spm/"
                         "30k-clean.model; shared data = $ALBERT_TF_SHARED_DATA or ../shared/data)")
     parser.add_argument("--train_file", default=None,
                         help="the task's train.tsv (default: <shared data>/glue/<MRPC|SST-2>/train.tsv)")
     parser.add_argument("--output", default="", help="also write the JSON here")
     args = parser.parse_args(argv)
+    is_reading = args.task in reading.TASKS
+    length, examples, batch, _ = reading.TASKS[args.task] if is_reading else (128, 512, 32, "examples")
     if args.smoke:
-        args.examples, args.batch, args.warmup = 32, 8, 0
+        examples, batch, args.warmup = ((4, 2) if args.task == "race" else (8, 4) if is_reading else (32, 8)) + (0,)
+    args.examples = examples if args.examples is None else args.examples
+    args.batch = batch if args.batch is None else args.batch
+    args.max_seq_length = length if args.max_seq_length is None else args.max_seq_length
     if args.examples < args.batch or args.batch < 1 or args.threads < 1 or args.warmup < 0:
         parser.error("need --examples >= --batch >= 1, --threads >= 1, --warmup >= 0")
     args.examples -= args.examples % args.batch  # whole batches only (512 / 32 = 16 steps)
     args.dims = SMOKE if args.smoke else BASE
-    args.num_labels = TASKS[args.task][4]
-    names = [n.strip() for n in args.only.split(",") if n.strip()] or list(DEFAULT_IMPLEMENTATIONS)
-    unknown = sorted(set(names) - set(IMPLEMENTATIONS))
+    args.learning_rate = LEARNING_RATE
+    args.matmul_rows = 2048 if is_reading else args.batch * 64
+    known = reading.IMPLEMENTATIONS if is_reading else IMPLEMENTATIONS
+    names = [n.strip() for n in args.only.split(",") if n.strip()] or list(
+        reading.DEFAULT_IMPLEMENTATIONS if is_reading else DEFAULT_IMPLEMENTATIONS)
+    unknown = sorted(set(names) - set(known))
     if unknown:
-        parser.error(f"unknown implementation(s) {', '.join(unknown)}; choose from {', '.join(IMPLEMENTATIONS)}")
+        parser.error(f"unknown implementation(s) {', '.join(unknown)} for --task={args.task}; choose from "
+                     f"{', '.join(known)}")
     args.names = names
-    shared = shared_data_dir()
+    shared = args.shared = shared_data_dir()
     args.spm_model_file = args.spm_model_file or str(shared / "spm" / "30k-clean.model")
-    args.train_file = args.train_file or str(shared / "glue" / args.task.upper() / "train.tsv")
+    if is_reading:
+        if args.train_file:
+            parser.error("--train_file is for GLUE tasks; the reading tasks read their shared data files")
+        args.train_file = str(shared / ("race/RACE/train" if args.task == "race" else "squad/dev-v2.0-subset-a.json"))
+    else:
+        args.num_labels = TASKS[args.task][4]
+        args.train_file = args.train_file or str(shared / "glue" / args.task.upper() / "train.tsv")
     for flag in ("spm_model_file", "train_file"):
-        if not os.path.isfile(getattr(args, flag)):
+        if not os.path.exists(getattr(args, flag)):
             parser.error(f"--{flag} {getattr(args, flag)} does not exist")
     return args
 
@@ -496,10 +482,12 @@ def _ratio(a: float | None, b: float | None) -> float | None:
 
 def main(argv=None) -> dict:
     args = parse_args(argv)
-    header, rows = read_examples(args.train_file, args.task, args.examples)
     args.work_dir = tempfile.mkdtemp(prefix="finetune_throughput_")
-    args.data_dir = os.path.join(args.work_dir, args.task.upper())
-    write_subset(header, rows, args.data_dir)
+    rows: list[list[str]] = []
+    if args.task not in reading.TASKS:
+        header, rows = read_examples(args.train_file, args.task, args.examples)
+        args.data_dir = os.path.join(args.work_dir, args.task.upper())
+        write_subset(header, rows, args.data_dir)
     try:
         with Workers() as workers:
             for name in args.names:
@@ -558,21 +546,28 @@ def main(argv=None) -> dict:
         "dtype": "float32",
         "threads": args.threads,
         "jit_compile": args.jit_compile,
-        "train_file": os.path.basename(os.path.dirname(args.train_file)) + "/train.tsv",
+        "train_file": (os.path.relpath(args.train_file, args.shared) if args.task in reading.TASKS
+                       else os.path.basename(os.path.dirname(args.train_file)) + "/train.tsv"),
         "foreign_cpu_share_median": round(statistics.median(quiet), 3) if quiet else None,
         "foreign_cpu_share_max": max(quiet) if quiet else None,
         "machine": machine_info(),
         "versions": versions(extra=("keras-hub",)),
         "results": results,
     }
+    if args.task in reading.TASKS:
+        summary["example"] = reading.TASKS[args.task][3]
+        summary["keras_hub"] = "no ALBERT question-answering or multiple-choice model in keras-hub"
     speed = {k: v["examples_per_s"] for k, v in results.items()}
-    peers = [speed[k] for k in PEERS if k in speed]
+    peers = [speed[k] for k in (reading.PEERS if args.task in reading.TASKS else PEERS) if k in speed]
     if "albert_tf" in speed and peers:
         summary["albert_tf_over_best_peer"] = round(speed["albert_tf"] / max(peers), 3)
     tf_gflops = next((v["matmul_gflops"] for k, v in results.items() if k.startswith(("albert_tf", "keras"))), None)
     torch_gflops = next((v["matmul_gflops"] for k, v in results.items() if k.startswith("transformers")), None)
     summary["tf_over_torch_matmul"] = _ratio(tf_gflops, torch_gflops)
-    over_transformers = _ratio(speed.get("albert_tf"), speed.get("transformers_torch"))
+    # the faster transformers side (GLUE: dynamic padding, the only one that is a peer there)
+    transformers_speed = max((speed[k] for k in ("transformers_torch", "transformers_max_length") if k in speed),
+                             default=None)
+    over_transformers = _ratio(speed.get("albert_tf"), transformers_speed)
     summary["albert_tf_over_transformers"] = over_transformers
     summary["albert_tf_over_transformers_per_matmul_speed"] = _ratio(over_transformers, summary["tf_over_torch_matmul"])
     summary["albert_tf_over_keras_hub"] = _ratio(speed.get("albert_tf"), speed.get("keras_hub"))

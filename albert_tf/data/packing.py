@@ -14,7 +14,8 @@ hold several examples each:
   (``modeling.attention.attention_bias_from_example_ids``), so an example sees only its own tokens.
 * ``position_ids`` restart at 0 for each example; ``segment_ids`` are the example's own.
 * ``example_positions`` [b] holds each example's ``[CLS]`` as a flat index ``row * L + offset`` into its slice's
-  rows, where the model gathers the pooled output (``AlbertEncoder.call_packed``).
+  rows, where the model gathers the pooled output (``AlbertEncoder.call_packed``); ``example_lengths`` [b] its
+  number of tokens (heads that read every position of an example, SQuAD's span and tagging, mask the rest).
 
 Slices: the trainer cuts a global batch along axis 0 into ``slices`` equal parts (replicas x accumulation
 micro-batches). Rows are not examples, so every output gets a leading axis of size ``slices``: slice ``k`` packs
@@ -66,9 +67,12 @@ def pack_batch(batch: Mapping[str, Any], max_seq_length: int, slices: int = 1,
                boundaries: Sequence[int] | None = None, row_multiple: int = 1) -> dict[str, Any]:
     """A padded batch (``input_ids``/``input_mask``/``segment_ids`` [B, S] int32, per-example features [B, ...])
     packed into rows (module docstring). Returns token features ``[slices, R, L]`` (``input_mask``: example numbers,
-    ``position_ids`` added), ``example_positions`` ``[slices, b]`` and every per-example feature ``[slices, b, ...]``.
+    ``position_ids`` added), ``example_positions`` and ``example_lengths`` ``[slices, b]`` and every per-example
+    feature ``[slices, b, ...]``.
 
-    ``B`` must be a multiple of ``slices``. An example with no real token (an all-padding row) still takes one
+    ``B`` must be a multiple of ``slices``. A feature of a group of examples (RACE's ``label_ids`` [B / 4]: the four
+    choices of a question are four consecutive examples) keeps its own leading size, cut into ``slices`` parts as
+    the examples are. An example with no real token (an all-padding row) still takes one
     position, so that every example has a ``[CLS]`` to gather.
     """
     import tensorflow as tf
@@ -119,10 +123,11 @@ def pack_batch(batch: Mapping[str, Any], max_seq_length: int, slices: int = 1,
     out["input_mask"] = scatter(example_number)
     out["position_ids"] = scatter(tf.broadcast_to(token, grid))
     out["example_positions"] = rows * row_length + offsets
+    out["example_lengths"] = per_slice
     for name, value in batch.items():
         if name not in out and name != "input_mask":
             value = tf.convert_to_tensor(value)
-            out[name] = tf.reshape(value, tf.concat([[slices, b], tf.shape(value)[1:]], axis=0))
+            out[name] = tf.reshape(value, tf.concat([[slices, -1], tf.shape(value)[1:]], axis=0))
     return out
 
 
@@ -163,11 +168,12 @@ def padding_fraction(real_tokens: int, computed_tokens: int) -> float:
 
 def one_example_per_row(features: Mapping[str, Any]) -> dict[str, Any]:
     """A padded batch [B, S] in the packed layout with one example per row, for ``call_packed``'s real-token path
-    without packing (serving: the answers stay in request order): example number 1 on every real token of its row
-    (rows never attend to each other), positions 0..S-1, each ``[CLS]`` at ``row * S``."""
+    without packing (evaluation, serving: the outputs stay in input order): example number 1 on every real token of
+    its row (rows never attend to each other), positions 0..S-1, each ``[CLS]`` at ``row * S``, ``example_lengths``
+    its real tokens. Other features pass through unchanged."""
     import tensorflow as tf
 
     b, s = tf.shape(features["input_ids"])[0], tf.shape(features["input_ids"])[1]
-    return {"input_ids": features["input_ids"], "segment_ids": features["segment_ids"],
-            "input_mask": tf.cast(features["input_mask"] > 0, features["input_ids"].dtype),
-            "position_ids": tf.tile(tf.range(s)[None, :], [b, 1]), "example_positions": tf.range(b) * s}
+    real = tf.cast(features["input_mask"] > 0, features["input_ids"].dtype)
+    return {**features, "input_mask": real, "position_ids": tf.tile(tf.range(s)[None, :], [b, 1]),
+            "example_positions": tf.range(b) * s, "example_lengths": tf.reduce_sum(real, axis=1)}

@@ -333,6 +333,16 @@ class AlbertEncoder(RebuiltFromConfig, keras.Model):
             x = layout.to_rows(x)
         return {"sequence_output": x, "pooled_output": self.pooler(first_tokens)}
 
+    @staticmethod
+    def example_windows(sequence_output: Any, example_positions: Any, length: Any) -> Any:
+        """``call_packed``'s ``sequence_output`` [R, L, H] as one window per example [N, length, H]: position ``j``
+        of example ``n`` is the packed token ``example_positions[n] + j``, for heads that read every position (SQuAD's
+        span, tagging). Positions past an example's end read what follows it in the rows (another example, padding,
+        the last token): the caller masks them (``example_lengths``), so they reach no output and get no gradient."""
+        flat = ops.reshape(sequence_output, (-1, ops.shape(sequence_output)[-1]))
+        index = ops.expand_dims(example_positions, 1) + ops.expand_dims(ops.arange(length, dtype="int32"), 0)
+        return ops.take(flat, ops.minimum(index, ops.shape(flat)[0] - 1), axis=0)
+
     @property
     def word_embeddings(self):
         """The [V, E] word-embedding layer (the MLM head is tied to its table)."""

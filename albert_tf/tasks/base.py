@@ -60,8 +60,8 @@ class FineTuningOptions:
 
 @dataclasses.dataclass
 class PackedTrainingOptions(FineTuningOptions):
-    """The options of a task whose training batches can be packed (``albert_tf.data.packing``): GLUE's and
-    tagging's. Its ``FineTuningTask.packs_training`` reads ``packing``."""
+    """The options of a task whose training batches can be packed (``albert_tf.data.packing``);
+    ``FineTuningTask.packs_training`` reads ``packing``."""
 
     packing: str = option(
         "first_fit", "Training batches as packed rows: several examples (or windows) share a row of --max_seq_length "

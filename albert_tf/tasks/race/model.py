@@ -148,6 +148,7 @@ class AlbertMultipleChoice(RebuiltFromConfig, keras.Model):
         self.dropout_prob = float(dropout_prob)
         self.sharing = sharing
         self.encoder = encoder
+        self.dropout_layer = dropout
         self.head = head
 
     def call(self, inputs, training=None, mask=None):
@@ -156,6 +157,15 @@ class AlbertMultipleChoice(RebuiltFromConfig, keras.Model):
         if not isinstance(inputs, Mapping):
             raise TypeError("AlbertMultipleChoice expects a dict of input_ids, input_mask, segment_ids [B, C, L]")
         return super().call({k: inputs[k] for k in INPUT_NAMES}, training=training, mask=mask)
+
+    def packed_logits(self, features: Mapping[str, Any], training: bool = False, unpadded: bool = True):
+        """The logits [N / num_choices, num_choices] (float32) of the N choices of packed rows
+        (``AlbertEncoder.call_packed``, ``albert_tf.data.packing``; each choice one packed example, the choices of a
+        question consecutive in ``example_positions``): the same head on each choice's own pooled output.
+        ``unpadded=False`` under XLA (``call_packed``)."""
+        pooled = self.encoder.call_packed(dict(features), training=training, unpadded=unpadded)["pooled_output"]
+        scores = self.head(self.dropout_layer(pooled, training=training))
+        return ops.cast(ops.reshape(scores, (-1, self.num_choices)), "float32")
 
     @classmethod
     def from_preset(cls, preset: str, /, **kwargs: Any) -> AlbertMultipleChoice:

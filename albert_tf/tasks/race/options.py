@@ -6,12 +6,12 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from albert_tf.tasks.base import FineTuningOptions
+from albert_tf.tasks.base import PackedTrainingOptions
 from albert_tf.training.run_config import ExperimentConfig, fetch_pretrained, option
 
 
 @dataclasses.dataclass
-class RaceOptions(FineTuningOptions):
+class RaceOptions(PackedTrainingOptions):
     """The RACE task's own ``run_race`` flags (official names and defaults, official ``race_utils.py``)."""
 
     data_dir: str = option("", "Folder holding RACE/{train,dev,test}/{middle,high}/ (required).")

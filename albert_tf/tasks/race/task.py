@@ -118,21 +118,47 @@ class RaceTask(FineTuningTask):
         cached = self.cached.get(split)
         if cached is None:
             return None
-        return race_data.load_dataset(
+        packed = split == TRAIN and self.packs_training()
+        dataset = race_data.load_dataset(
             cached.record_files, self.options.max_seq_length, global_batch_size, is_training=split == TRAIN,
-            seed=self.seed, bucket_lengths=input_buckets(self.options, split),
+            seed=self.seed, bucket_lengths=None if packed else input_buckets(self.options, split),
         )
+        return self.packed_batches(dataset, global_batch_size) if packed else dataset
+
+    def packed_batches(self, dataset: Any, global_batch_size: int) -> Any:
+        """Batches of ``global_batch_size`` questions packed with every choice one example ([B, 4, L] -> [B * 4, L],
+        a question's choices consecutive; ``label_ids`` stays one per question)."""
+        length = self.options.max_seq_length
+
+        def flatten(batch):
+            return {**batch, **{k: _flat_choices(batch[k], length) for k in INPUT_NAMES}}
+
+        return super().packed_batches(dataset.map(flatten), global_batch_size * NUM_CHOICES)
 
     def _logits(self, model, features, training: bool):
+        """[B, 4] float32. Packed training rows (slices merged) and, without XLA, evaluation batches (one choice per
+        row) take ``AlbertMultipleChoice.packed_logits``: the dense layers on the real tokens only. Under XLA
+        (``--jit_compile``) packed rows keep every position and evaluation batches take the plain call."""
         import tensorflow as tf
 
-        return tf.cast(model({k: features[k] for k in INPUT_NAMES}, training=training), tf.float32)
+        from albert_tf.data.packing import is_packed, one_example_per_row
+
+        if is_packed(features):
+            return model.packed_logits(features, training=training, unpadded=not self.jit_compile)
+        if self.jit_compile:
+            return tf.cast(model({k: features[k] for k in INPUT_NAMES}, training=training), tf.float32)
+        length = tf.shape(features["input_ids"])[-1]
+        flat = one_example_per_row({k: _flat_choices(features[k], length) for k in INPUT_NAMES})
+        return model.packed_logits(flat, training=training)
 
     def loss(self, model, features, training: bool):
         import tensorflow as tf
 
+        from albert_tf.data.packing import is_packed, merge_slices
         from albert_tf.tasks.race.model import multiple_choice_per_example_loss
 
+        if is_packed(features):
+            features = merge_slices(features)
         logits = self._logits(model, features, training)
         loss = tf.reduce_mean(multiple_choice_per_example_loss(logits, features["label_ids"]))
         hits = tf.equal(tf.argmax(logits, -1, output_type=tf.int32), features["label_ids"])
@@ -205,3 +231,10 @@ class RaceTask(FineTuningTask):
 
 #: Run the job an ``ExperimentConfig`` describes; returns the run summary.
 run = RaceTask.run_trials
+
+
+def _flat_choices(value: Any, length: Any) -> Any:
+    """[B, 4, L] choice features -> [B * 4, L] (row ``b * 4 + c`` is choice ``c`` of question ``b``)."""
+    import tensorflow as tf
+
+    return tf.reshape(value, [-1, length])

@@ -167,16 +167,32 @@ class AlbertSquad(RebuiltFromConfig, keras.Model):
         if missing:
             raise KeyError(f"AlbertSquad inputs lack {', '.join(missing)}")
         enc = self.encoder({k: inputs[k] for k in INPUT_NAMES}, training=training)
-        seq = enc["sequence_output"]  # [B, S, H]
+        return self._head(enc["sequence_output"], inputs.get("p_mask"), inputs.get("start_positions"), training)
+
+    def packed_outputs(self, features: Mapping[str, Any], length: Any, training: bool = False,
+                       unpadded: bool = True) -> dict[str, Any]:
+        """The outputs of :meth:`call` for the N windows of packed rows (``AlbertEncoder.call_packed``,
+        ``albert_tf.data.packing``), each ``length`` positions long (at least its longest window): the same head on
+        each window's own positions (``AlbertEncoder.example_windows``). Per-window features (``p_mask``,
+        ``start_positions``) are [N, ...] in the order of ``example_positions``; ``p_mask`` is cut to ``length``.
+        Positions past a window's end (``example_lengths``) hold another window's tokens: v2 adds them to ``p_mask``,
+        the v1 loss masks them by :func:`window_mask` (:func:`squad_per_example_loss`). ``unpadded=False`` under XLA
+        (``call_packed``)."""
+        sequence = self.encoder.call_packed(dict(features), training=training, unpadded=unpadded)["sequence_output"]
+        seq = self.encoder.example_windows(sequence, features["example_positions"], length)
+        outside = ops.cast(ops.logical_not(window_mask(features["example_lengths"], length)), "float32")
+        p_mask = features.get("p_mask")
+        p_mask = outside if p_mask is None else ops.maximum(ops.cast(p_mask[:, :length], "float32"), outside)
+        return self._head(seq, p_mask, features.get("start_positions"), training)
+
+    def _head(self, seq, p_mask, start_positions, training):
+        """The v1 or v2 head on the sequence output [B, S, H] (module docstring); ``p_mask`` None: all zeros."""
         if not self.version_2_with_negative:
             logits = ops.cast(self.squad_output(seq), "float32")  # [B, S, 2]
             return {"start_logits": logits[:, :, 0], "end_logits": logits[:, :, 1]}
-        p_mask = inputs.get("p_mask")
-        if p_mask is None:
-            p_mask = ops.zeros_like(inputs["input_ids"])
-        p_mask = ops.cast(p_mask, "float32")
-        if training and "start_positions" in inputs:
-            return self._v2_training(seq, p_mask, inputs["start_positions"])
+        p_mask = ops.zeros(ops.shape(seq)[:2], "float32") if p_mask is None else ops.cast(p_mask, "float32")
+        if training and start_positions is not None:
+            return self._v2_training(seq, p_mask, start_positions)
         return self._v2_inference(seq, p_mask, training)
 
     # ------------------------------------------------------------------ v2 pieces
@@ -242,16 +258,31 @@ def _positions_cross_entropy(log_probs, positions):
     return -ops.sum(one_hot * log_probs, axis=-1)
 
 
-def squad_per_example_loss(outputs: Mapping[str, Any], features: Mapping[str, Any], version_2_with_negative: bool):
-    """The official SQuAD loss of each example [B] (float32); its batch mean is the official ``total_loss``.
+def window_mask(lengths, length):
+    """[B, length] bool: True at the first ``lengths[b]`` positions of window ``b`` (its tokens), False after."""
+    return ops.less(ops.expand_dims(ops.arange(length, dtype="int32"), 0),
+                    ops.expand_dims(ops.cast(lengths, "int32"), 1))
 
-    v1: ``(CE(start_logits, start_positions) + CE(end_logits, end_positions)) / 2``.
+
+def squad_per_example_loss(outputs: Mapping[str, Any], features: Mapping[str, Any], version_2_with_negative: bool,
+                           window_mask: Any = None):
+    """The SQuAD loss of each example [B] (float32); its batch mean is the official ``total_loss``.
+
+    v1: ``(CE(start_logits, start_positions) + CE(end_logits, end_positions)) / 2``. With ``window_mask`` [B, S]
+    (True on the window's tokens) the softmaxes run over those positions only (``--loss_over_padding`` off: what
+    lets training pack windows and skip padding); without it over every position, padding included, as the official
+    ``squad_utils.py: create_v1_model`` (and transformers' ``AlbertForQuestionAnswering``) do.
     v2 (from the teacher-forced outputs): ``(CE_start + CE_end) * 0.5 + 0.5 * sigmoid_CE(is_impossible,
     cls_logits)`` with the cross-entropies read from ``start_log_probs`` / ``end_log_probs``.
     """
     if not version_2_with_negative:
-        start_log_probs = ops.log_softmax(ops.cast(outputs["start_logits"], "float32"), axis=-1)
-        end_log_probs = ops.log_softmax(ops.cast(outputs["end_logits"], "float32"), axis=-1)
+        def log_probs(logits):
+            logits = ops.cast(logits, "float32")
+            if window_mask is not None:
+                logits = ops.where(window_mask, logits, -MASK_VALUE)
+            return ops.log_softmax(logits, axis=-1)
+
+        start_log_probs, end_log_probs = log_probs(outputs["start_logits"]), log_probs(outputs["end_logits"])
         start = _positions_cross_entropy(start_log_probs, features["start_positions"])
         end = _positions_cross_entropy(end_log_probs, features["end_positions"])
         return (start + end) / 2.0
@@ -266,6 +297,7 @@ def squad_per_example_loss(outputs: Mapping[str, Any], features: Mapping[str, An
     return (start + end) * 0.5 + 0.5 * regression
 
 
-def squad_loss(outputs: Mapping[str, Any], features: Mapping[str, Any], version_2_with_negative: bool):
+def squad_loss(outputs: Mapping[str, Any], features: Mapping[str, Any], version_2_with_negative: bool,
+               window_mask: Any = None):
     """The official ``total_loss``: the batch mean of :func:`squad_per_example_loss`."""
-    return ops.mean(squad_per_example_loss(outputs, features, version_2_with_negative))
+    return ops.mean(squad_per_example_loss(outputs, features, version_2_with_negative, window_mask))

@@ -6,12 +6,13 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from albert_tf.tasks.base import FineTuningOptions
+from albert_tf.tasks.base import PackedTrainingOptions
 from albert_tf.training.run_config import ExperimentConfig, fetch_pretrained, option
+from albert_tf.training.task import TaskError
 
 
 @dataclasses.dataclass
-class SquadOptions(FineTuningOptions):
+class SquadOptions(PackedTrainingOptions):
     """The SQuAD task's own ``run_squad`` flags (the official names and defaults of run_squad_v1/v2.py)."""
 
     train_file: str | None = option(None, "SQuAD JSON for training (official layout, v1.1 or v2.0).")
@@ -42,10 +43,22 @@ class SquadOptions(FineTuningOptions):
         None, "Official flag (a pickle there); accepted and unused: the window metadata lives in the cache's JSON "
         "side file.")
     use_einsum: bool = option(True, "Official v1 flag for TFLite; accepted, no effect here.")
+    loss_over_padding: bool = option(
+        False, "v1: the official loss, whose start and end softmaxes run over every position of the --max_seq_length "
+        "window, padding included (squad_utils.create_v1_model; transformers' run_qa alike): training then keeps "
+        "whole unpacked windows. Default: over the window's tokens only, so training packs windows and computes "
+        "their real tokens alone (the same loss on every batch layout).")
     nbest_over_padding: bool = option(
         False, "v1: take the --n_best_size start/end positions over every position, padding included, as the "
         "official post-processing does (a padding position can take a slot and is then discarded); needs "
         "--bucket_lengths=none. Default: padding never enters the n-best.")
+
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.loss_over_padding and self.version_2_with_negative:
+            raise TaskError("--loss_over_padding is the v1 loss; the v2 head masks padding through p_mask: drop it "
+                            "or --version_2_with_negative")
 
 
 def make_config(*, fetch_preset: bool = True, **options: Any) -> ExperimentConfig:

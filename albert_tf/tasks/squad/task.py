@@ -18,12 +18,18 @@ wires them to the hooks of the task contract (``training/task.py``):
   loop); ``--do_predict`` writes ``predictions.json``, ``nbest_predictions.json`` and (v2) ``null_odds.json`` with
   the best (or ``--predict_checkpoint``) weights, and scores them when the file has gold answers. Predict-only works
   (the official v1 crashes there) and never needs ``--train_file``.
+* Training packs windows (``--packing=first_fit``, ``albert_tf.data.packing``): several short windows share a row,
+  and only real tokens go through the embeddings, projections and FFN (``AlbertSquad.packed_outputs``). Exact: the
+  v2 loss masks padding through ``p_mask``, and the v1 softmaxes run over the window's tokens. ``--loss_over_padding``
+  keeps the official v1 loss, whose softmaxes also cover the padding of the ``--max_seq_length`` window: then v1
+  trains on whole unpacked windows. Evaluation and prediction run one window per row, dense layers on the real tokens
+  only (``data.packing.one_example_per_row``; under ``--jit_compile`` (XLA) or ``--loss_over_padding`` every position
+  of the bucketed batch).
 * Length bucketing (``--bucket_lengths``, ``albert_tf.data.batching``) trims every evaluation/prediction batch and
-  v2 training batch (its loss masks padding through ``p_mask``); v1 trains at full length (the official v1 loss
-  softmaxes over padding positions too). v1 evaluation outputs go back to ``max_seq_length`` columns with padding
-  positions at -1e30, so the n-best depends on real tokens only and the answers equal fixed padding's. The official
-  post-processing takes its n-best over padding positions too (one can take a slot, then be discarded):
-  ``--nbest_over_padding`` with ``--bucket_lengths=none`` does that.
+  unpacked training batch (but the official v1 loss's). v1 evaluation outputs go back to ``max_seq_length`` columns
+  with padding positions at -1e30, so the n-best depends on real tokens only and the answers equal fixed padding's.
+  The official post-processing takes its n-best over padding positions too (one can take a slot, then be
+  discarded): ``--nbest_over_padding`` with ``--bucket_lengths=none`` does that.
 * Without ``--num_train_steps`` the step count is the official ``int(len(train examples) / train_batch_size *
   num_train_epochs)`` and, without ``--num_warmup_steps``, the warmup ``int(steps * warmup_proportion)``.
 
@@ -193,19 +199,30 @@ class SquadTask(FineTuningTask):
         model(dummy, training=False)
         return model
 
+    @property
+    def _official_v1_loss(self) -> bool:
+        """The v1 loss over every position of the window, padding included (``--loss_over_padding``)."""
+        return not self.version_2 and self.options.loss_over_padding
+
+    def packs_training(self) -> bool:
+        return super().packs_training() and not self._official_v1_loss
+
     def build_inputs(self, split: str, global_batch_size: int):
         cached = self.cached.get(TRAIN if split == TRAIN else PREDICT)
         if cached is None:
             return None
-        return squad_data.load_dataset(
+        packed = split == TRAIN and self.packs_training()
+        dataset = squad_data.load_dataset(
             cached.record_files,
             self.options.max_seq_length,
             global_batch_size,
             is_training=split == TRAIN,
             seed=self.seed,
-            # The official v1 loss softmaxes over every position, padding included: v1 trains at full length.
-            bucket_lengths=input_buckets(self.options, split, exact_in_training=self.version_2),
+            # The official v1 loss softmaxes over every position, padding included: it trains at full length.
+            bucket_lengths=None if packed else input_buckets(self.options, split,
+                                                             exact_in_training=not self._official_v1_loss),
         )
+        return self.packed_batches(dataset, global_batch_size) if packed else dataset
 
     def _inputs(self, features: dict, training: bool) -> dict:
         names = list(INPUT_NAMES)
@@ -215,20 +232,49 @@ class SquadTask(FineTuningTask):
                 names.append("start_positions")
         return {k: features[k] for k in names}
 
+    def _outputs(self, model, features, training: bool):
+        """The model's outputs and the v1 loss's window mask (None: every position, ``--loss_over_padding``).
+
+        Packed training batches (slices merged) and, without XLA, evaluation batches (one window per row) go through
+        ``AlbertSquad.packed_outputs``: the dense layers on the real tokens only. Under XLA (``--jit_compile``) packed
+        rows keep every position (``unpadded=False``: XLA compiles no data-dependent token count) and evaluation
+        batches take the plain call, as every batch does with ``--loss_over_padding`` (its loss reads the padding
+        positions' logits)."""
+        import tensorflow as tf
+
+        from albert_tf.data.packing import is_packed, one_example_per_row
+        from albert_tf.tasks.squad.model import window_mask
+
+        packed = is_packed(features)
+        if not packed and (self.jit_compile or self._official_v1_loss):
+            outputs = model(self._inputs(features, training), training=training)
+            return outputs, None if self._official_v1_loss else tf.not_equal(features["input_mask"], 0)
+        if packed:  # the rows' length under XLA (one shape), else the batch's longest window
+            length = (tf.shape(features["input_ids"])[1] if self.jit_compile
+                      else tf.reduce_max(features["example_lengths"]))
+        else:
+            features = one_example_per_row(features)
+            length = tf.shape(features["input_ids"])[1]
+        outputs = model.packed_outputs(features, length, training=training, unpadded=not self.jit_compile)
+        return outputs, window_mask(features["example_lengths"], length)
+
     def loss(self, model, features, training: bool):
         import tensorflow as tf
 
+        from albert_tf.data.packing import is_packed, merge_slices
         from albert_tf.tasks.squad.model import squad_per_example_loss
 
-        outputs = model(self._inputs(features, training), training=training)
-        loss = tf.reduce_mean(squad_per_example_loss(outputs, features, self.version_2))
+        if is_packed(features):
+            features = merge_slices(features)
+        outputs, mask = self._outputs(model, features, training)
+        loss = tf.reduce_mean(squad_per_example_loss(outputs, features, self.version_2, mask))
         return loss, {"loss": loss}
 
     # ---------------------------------------------------------------- evaluation and prediction
     def eval_outputs(self, model, features):
         import tensorflow as tf
 
-        outputs = model(self._inputs(features, False), training=False)
+        outputs, _ = self._outputs(model, features, False)
         out = {k: tf.cast(v, tf.float32) if v.dtype.is_floating else v for k, v in outputs.items()}
         if not self.version_2:
             out = {k: self._full_length(v, features["input_mask"]) for k, v in out.items()}

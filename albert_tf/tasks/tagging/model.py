@@ -79,9 +79,7 @@ class AlbertTagger(RebuiltFromConfig, keras.Model):
         ``n`` is the packed token ``example_positions[n] + j``. Positions past a window's end read whatever follows
         it (the loss ignores them: their label is ``IGNORE``). ``unpadded=False`` under XLA (``call_packed``)."""
         sequence = self.encoder.call_packed(dict(features), training=training, unpadded=unpadded)["sequence_output"]
-        flat = ops.reshape(sequence, (-1, ops.shape(sequence)[-1]))
-        index = ops.expand_dims(features["example_positions"], 1) + ops.expand_dims(ops.arange(length), 0)
-        hidden = ops.take(flat, ops.minimum(index, ops.shape(flat)[0] - 1), axis=0)
+        hidden = self.encoder.example_windows(sequence, features["example_positions"], length)
         return ops.cast(self.head(self.dropout_layer(hidden, training=training)), "float32")
 
     @classmethod

@@ -422,7 +422,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--examples", type=int, default=None, help="training examples in the pass (the first ones; "
                         "SQuAD: windows, RACE: questions); default 512 (GLUE), 192 (SQuAD), 20 (RACE)")
     parser.add_argument("--batch", type=int, default=None, help="batch size (examples / batch steps); default 32 "
-                        "(GLUE), 16 (SQuAD windows), 4 (RACE questions)")
+                        "(GLUE), 16 (SQuAD windows), 2 (RACE questions: 8 choice sequences of 512)")
     parser.add_argument("--max_seq_length", type=int, default=None,
                         help="sequence cap of every implementation; default 128 (GLUE), 384 (SQuAD), 512 (RACE)")
     parser.add_argument("--threads", type=int, default=2, help="CPU threads of every implementation")

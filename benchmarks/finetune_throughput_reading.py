@@ -41,7 +41,7 @@ from benchmarks.common import Implementation, set_tf_threads
 TASKS = {
     "squad_v1": (384, 192, 16, "windows"),
     "squad_v2": (384, 192, 16, "windows"),
-    "race": (512, 20, 4, "questions"),
+    "race": (512, 20, 2, "questions"),
 }
 IMPLEMENTATIONS = ("albert_tf", "albert_tf_bucketed", "transformers_max_length", "transformers_torch")
 DEFAULT_IMPLEMENTATIONS = ("albert_tf", "transformers_max_length", "transformers_torch")

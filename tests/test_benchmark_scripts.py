@@ -455,6 +455,59 @@ def test_finetune_throughput_smoke_counts_padding_and_kernel_speed(task):
     assert report["albert_tf_over_transformers_per_matmul_speed"] == pytest.approx(per_kernel, rel=0.01)
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("task", ["squad_v1", "squad_v2", "race"])
+def test_finetune_throughput_reading_tasks_smoke(task):
+    """The default command of ``--task=squad_v1|squad_v2|race`` (every implementation, on the smoke model): the same
+    windows (choices) on every side, albert-tf packs them and runs the dense layers on the real tokens only,
+    transformers pads to max_seq_length or to the batch's longest."""
+    pytest.importorskip("transformers")
+    from conftest import shared_path
+
+    shared_path("squad", "dev-v2.0-subset-a.json")
+    shared_path("race", "RACE", "train")
+    report = _run("benchmarks/finetune_throughput.py", "--smoke", "--task", task, "--only",
+                  "albert_tf,albert_tf_bucketed,transformers_max_length,transformers_torch")
+    _machine_ok(report)
+    results = report["results"]
+    seq = 512 if task == "race" else 384
+    assert report["max_seq_length"] == seq and report["example"] == ("questions" if task == "race" else "windows")
+    real = {r["real_tokens"] for r in results.values()}
+    assert len(real) == 1, results  # the same tokens on every side
+    assert results["transformers_max_length"]["mean_padded_length"] == seq
+    assert results["transformers_torch"]["computed_tokens"] <= results["transformers_max_length"]["computed_tokens"]
+    assert results["albert_tf"]["computed_tokens"] <= results["albert_tf_bucketed"]["computed_tokens"]
+    assert results["albert_tf"]["dense_tokens"] == results["albert_tf"]["real_tokens"]
+    for name in set(results) - {"albert_tf"}:
+        assert results[name]["dense_tokens"] == results[name]["computed_tokens"], name
+    # albert-tf's packed real-token step and its bucketed one train the same loss from the same weights
+    assert results["albert_tf"]["first_loss"] == pytest.approx(results["albert_tf_bucketed"]["first_loss"], abs=1e-3)
+    speed = {k: v["examples_per_s"] for k, v in results.items()}
+    best = max(speed["transformers_max_length"], speed["transformers_torch"])
+    assert report["albert_tf_over_best_peer"] == pytest.approx(speed["albert_tf"] / best, abs=2e-3)
+    assert report["albert_tf_over_transformers_per_matmul_speed"] == pytest.approx(
+        speed["albert_tf"] / best / report["tf_over_torch_matmul"], rel=0.01)
+
+
+@pytest.mark.slow
+def test_serving_exports_smoke_every_task_answers_alike():
+    """benchmarks/serving_exports.py's default command on the smoke model: every task's real-token export answers
+    as the every-position export does (SQuAD's texts and spans identical, the others within 1e-5)."""
+    from conftest import shared_path
+
+    for parts in (("glue", "MRPC", "dev.tsv"), ("squad", "dev-v2.0-subset-a.json"), ("race", "RACE", "dev"),
+                  ("ner", "wnut17", "emerging.dev.conll")):
+        shared_path(*parts)
+    report = _run("benchmarks/serving_exports.py", "--smoke", timeout=1200)
+    _machine_ok(report)
+    assert set(report["results"]) == {"classifier", "squad_v1", "squad_v2", "race", "tagging"}
+    for task, r in report["results"].items():
+        assert r["answers_identical"], task
+        assert r["max_output_difference"] < 1e-5, task
+        assert r["mixed_speedup"] == pytest.approx(
+            r["median_mixed_request_s"]["every_position"] / r["median_mixed_request_s"]["real_tokens"], rel=0.01)
+
+
 @pytest.mark.heavy
 def test_packing_padding_counts_follow_from_the_methods():
     from conftest import shared_path

@@ -189,13 +189,15 @@ def test_export_refuses_non_empty_dir_and_label_mismatch(tmp_path):
     assert (tmp_path / "x" / "keep.txt").read_text() == "user file"
 
 
-def test_export_real_tokens_under_xla_is_an_option_error_before_any_work():
+def test_export_real_tokens_is_one_option_on_by_default_for_every_task():
+    """``--export_real_tokens`` is a field of the shared options, on by default; with ``--export_jit_compile`` the
+    export computes every position instead (no error: XLA compiles no data-dependent token count)."""
+    from albert_tf.tasks.base import FineTuningOptions
     from albert_tf.tasks.glue.options import GlueOptions
-    from albert_tf.training.task import TaskError
+    from albert_tf.tasks.registry import SHARED_EXPORT_FLAGS
 
-    assert GlueOptions(export_real_tokens=True).export_real_tokens
-    with pytest.raises(TaskError, match="XLA cannot compile.*drop --export_jit_compile or --export_real_tokens"):
-        GlueOptions(export_real_tokens=True, export_jit_compile=True)
+    assert FineTuningOptions().export_real_tokens and "export_real_tokens" in SHARED_EXPORT_FLAGS
+    assert GlueOptions(export_jit_compile=True).export_real_tokens
 
 
 @pytest.mark.slow
@@ -229,7 +231,7 @@ def test_export_savedmodel_cli_from_a_trainer_checkpoint(tmp_path):
             f"--checkpoint={tmp_path / 'run' / 'ckpt-7'}",
             f"--export_dir={tmp_path / 'serving'}",
             "--tflite",
-            "--export_real_tokens",
+            "--noexport_real_tokens",
         ],
         capture_output=True,
         text=True,
@@ -239,7 +241,7 @@ def test_export_savedmodel_cli_from_a_trainer_checkpoint(tmp_path):
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     export = tmp_path / "serving" / "7"
-    assert savedmodel.load_export_info(str(export))["real_tokens"] is True  # the flag reached the export
+    assert savedmodel.load_export_info(str(export))["real_tokens"] is False  # the flag reached the export
     got = serve_in_fresh_process(
         tmp_path, [{"name": "t", "dir": str(export), "signature": "serving_default", "feeds": {"text_a": ["a b", ""]}}]
     )["t"]
@@ -331,7 +333,7 @@ def test_bucketed_export_cuts_each_text_request_to_its_bucket(tmp_path):
     for name, buckets in (("bucketed", "32,48,64"), ("fixed", "none")):
         exports[name] = str(tmp_path / name / "1")
         serving.export_classifier(_length_probe(), exports[name], labels=["a", "b"], text_pair=True,
-                                  preprocessor=pre, bucket_lengths=buckets)
+                                  preprocessor=pre, bucket_lengths=buckets, real_tokens=False)
     assert savedmodel.load_export_info(exports["bucketed"])["bucket_lengths"] == [32, 48, 64, 128]
     assert savedmodel.load_export_info(exports["fixed"])["bucket_lengths"] is None
     loaded = {k: tf.saved_model.load(v) for k, v in exports.items()}
@@ -369,10 +371,11 @@ def _library_op_types(export_dir: str) -> set[str]:
 
 @pytest.mark.heavy
 def test_real_token_export_answers_like_the_bucketed_export(tmp_path):
-    """export_classifier(real_tokens=True): a batch of mixed lengths (the short examples padded to the long one's
-    bucket) through the raw-text and tf.Example signatures, loaded by the TF1 loader TF Serving uses, gives the
-    default export's answers; its graph scatters the real tokens into rows (``ScatterNd``), the default's does not; the
-    token-id signature is the default's (what --tflite converts); with jit_compile it is refused."""
+    """export_classifier's default (real_tokens=True): a batch of mixed lengths (the short examples padded to the
+    long one's bucket) through the raw-text and tf.Example signatures, loaded by the TF1 loader TF Serving uses, gives
+    the every-position export's answers (real_tokens=False); its graph scatters the real tokens into rows
+    (``ScatterNd``), the other's does not; the token-id signature is the same (what --tflite converts); with
+    jit_compile every position is computed."""
     import tensorflow as tf
 
     from albert_tf.export import savedmodel
@@ -386,8 +389,8 @@ def test_real_token_export_answers_like_the_bucketed_export(tmp_path):
     lengths = feats["input_mask"].numpy().sum(1)
     assert lengths.max() > 2 * lengths.min()  # mixed: most of the short rows is padding
     default, real = str(tmp_path / "default" / "1"), str(tmp_path / "real" / "1")
-    serving.export_classifier(model, default, labels=["0", "1"], text_pair=True, preprocessor=pre)
-    serving.export_classifier(model, real, labels=["0", "1"], text_pair=True, preprocessor=pre, real_tokens=True)
+    serving.export_classifier(model, default, labels=["0", "1"], text_pair=True, preprocessor=pre, real_tokens=False)
+    serving.export_classifier(model, real, labels=["0", "1"], text_pair=True, preprocessor=pre)
     assert savedmodel.load_export_info(real)["real_tokens"] is True
     assert savedmodel.load_export_info(default)["real_tokens"] is False
     # the real tokens' Q, K and V are scattered back into rows for attention: an op the default graph has not
@@ -409,10 +412,9 @@ def test_real_token_export_answers_like_the_bucketed_export(tmp_path):
     loaded = tf.saved_model.load(real).signatures["serve_tf_examples"]
     out = loaded(serialized_example=tf.constant(records))
     np.testing.assert_allclose(out["logits"].numpy(), ref, atol=1e-5)
-    with pytest.raises(ValueError, match="XLA cannot compile"):
-        serving.export_classifier(model, str(tmp_path / "xla"), labels=["0", "1"], text_pair=True,
-                                  preprocessor=pre, real_tokens=True, jit_compile=True)
-    assert not (tmp_path / "xla").exists()
+    serving.export_classifier(model, str(tmp_path / "xla"), labels=["0", "1"], text_pair=True, preprocessor=pre,
+                              jit_compile=True)
+    assert savedmodel.load_export_info(str(tmp_path / "xla"))["real_tokens"] is False
 
 
 @pytest.mark.heavy

@@ -40,6 +40,8 @@ SHARED_EXPORT_HELP = {
     "do_lower_case": "Lower-case in the in-graph preprocess_text.",
     "max_seq_length": "Sequence length of the raw-text signature.",
     "sharing": "Cross-layer sharing.",
+    "export_real_tokens": "The raw-text signatures run the dense layers on each request's real tokens only (one "
+                          "example per row; same answers up to float rounding); off: every position, as before.",
 }
 
 

@@ -166,13 +166,18 @@ def padding_fraction(real_tokens: int, computed_tokens: int) -> float:
     return 1.0 - real_tokens / computed_tokens if computed_tokens else 0.0
 
 
-def one_example_per_row(features: Mapping[str, Any]) -> dict[str, Any]:
+def one_example_per_row(features: Mapping[str, Any], trim: bool = False) -> dict[str, Any]:
     """A padded batch [B, S] in the packed layout with one example per row, for ``call_packed``'s real-token path
     without packing (evaluation, serving: the outputs stay in input order): example number 1 on every real token of
     its row (rows never attend to each other), positions 0..S-1, each ``[CLS]`` at ``row * S``, ``example_lengths``
-    its real tokens. Other features pass through unchanged."""
+    its real tokens. Other features pass through unchanged. ``trim``: the token features are first cut to the
+    batch's longest example (a fixed-length request batch then computes attention over no more columns than it
+    needs; every column cut is padding)."""
     import tensorflow as tf
 
+    if trim:
+        longest = tf.reduce_max(tf.reduce_sum(tf.cast(features["input_mask"] > 0, tf.int32), axis=1))
+        features = {**features, **{k: features[k][:, :longest] for k in ("input_ids", "input_mask", "segment_ids")}}
     b, s = tf.shape(features["input_ids"])[0], tf.shape(features["input_ids"])[1]
     real = tf.cast(features["input_mask"] > 0, features["input_ids"].dtype)
     return {**features, "input_mask": real, "position_ids": tf.tile(tf.range(s)[None, :], [b, 1]),

@@ -39,9 +39,15 @@ class FineTuningOptions:
         DEFAULT_BUCKET_LENGTHS,
         "Length bucketing (albert_tf.data.batching): each batch, and each request to an export's raw-text "
         "signature, is cut to its longest real sequence rounded up to the next of these lengths (capped at "
-        "--max_seq_length), so XLA/TPUs see few shapes; results equal fixed padding up to float rounding (SQuAD v1 "
-        "training, whose official loss sees padding, and training on TPUs keep the full length; an export's "
-        "serve_token_ids runs at the length sent). 'none': pad every batch and request to --max_seq_length.")
+        "--max_seq_length), so XLA/TPUs see few shapes; results equal fixed padding up to float rounding (training "
+        "on TPUs, and a loss that reads padding positions, keep the full length; an export's serve_token_ids runs "
+        "at the length sent). 'none': pad every batch and request to --max_seq_length.")
+    export_real_tokens: bool = option(
+        True, "With --export_dir (and export_savedmodel): the raw-text signatures send only each request's real "
+        "tokens through the embeddings, projections and FFN, one example (window, choice) per row, so the padding "
+        "of a mixed-length batch costs no dense-layer work; the same answers up to float rounding. Off: every "
+        "position of the (bucketed) batch, as before. The token-id signature (TFLite, ONNX) keeps fixed shapes; "
+        "with --export_jit_compile (XLA compiles no data-dependent token count) every position is computed.")
     shuffle_train_examples: bool = option(
         True,
         "Write the training features in one seeded permutation (random.Random(12345), as the official run_squad "

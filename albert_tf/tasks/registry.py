@@ -49,7 +49,8 @@ class TaskExport:
 
 
 #: The shared flags of ``export_savedmodel`` that a fine-tuned task's export reads (the command defines them).
-SHARED_EXPORT_FLAGS = ("albert_config_file", "spm_model_file", "max_seq_length", "do_lower_case", "sharing")
+SHARED_EXPORT_FLAGS = ("albert_config_file", "spm_model_file", "max_seq_length", "do_lower_case", "sharing",
+                       "export_real_tokens")
 
 
 def fine_tuning_export(task: str, options_type: type, flags: tuple[str, ...]) -> dict[str, Any]:

@@ -36,7 +36,7 @@ HEAD = TaskHead(
 
 
 #: Its options that ``export_savedmodel --task=classifier`` takes as flags, besides the shared ones.
-EXPORT_FLAGS = ("task_name", "threshold_to_export", "export_jit_compile", "export_real_tokens", "bucket_lengths")
+EXPORT_FLAGS = ("task_name", "threshold_to_export", "export_jit_compile", "bucket_lengths")
 
 
 TASK = TaskExport(

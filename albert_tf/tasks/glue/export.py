@@ -19,9 +19,10 @@ Signatures (all batch-major; TF Serving's ``predict`` API):
   positions instead of ``max_seq_length``. Exact: padding columns are inert under the attention mask (same outputs
   to float rounding). ``serve_token_ids`` runs at the length the caller sends (it is what ``--tflite`` converts,
   with TFLite builtins only, at one fixed length).
-* Real-token dense layers (``real_tokens``, ``--export_real_tokens``; off by default): the raw-text and tf.Example
-  signatures send only the real tokens of a request through the embeddings, projections and FFN, so the padding
-  that bucketing leaves in a mixed-length batch costs nothing there (fine-tuning's ``call_packed``; same outputs).
+* Real-token dense layers (``real_tokens``, ``--export_real_tokens``; on by default, not under ``jit_compile``): the
+  raw-text and tf.Example signatures send only the real tokens of a request through the embeddings, projections and
+  FFN, so the padding that bucketing leaves in a mixed-length batch costs nothing there (fine-tuning's
+  ``call_packed``; same outputs).
 * ``serve_tf_examples``: the official ``run_classifier.py --export_dir`` receiver: ``serialized_example``
   [B] strings of ``tf.train.Example`` with int64 ``input_ids``/``input_mask``/``segment_ids``
   [max_seq_length] (the records ``albert_tf.data.glue`` writes), same outputs.
@@ -83,7 +84,7 @@ def export_classifier(
     threshold: float | None = None,
     jit_compile: bool = False,
     bucket_lengths: str | Sequence[int] | None = DEFAULT_BUCKET_LENGTHS,
-    real_tokens: bool = False,
+    real_tokens: bool = True,
 ) -> str:
     """Write ``model`` (an ``AlbertClassifier``) as a SavedModel with raw-text, token-id and tf.Example signatures.
 
@@ -108,7 +109,8 @@ def export_classifier(
       real_tokens: in the raw-text and tf.Example signatures, send only each request's real tokens through the
         embeddings, projections and FFN (``AlbertClassifier.packed_logits`` on one example per row; attention stays
         per row), so the padding a mixed-length batch keeps after bucketing costs no dense-layer work. Same outputs
-        to float rounding. The token count depends on the data, which XLA cannot compile: not with ``jit_compile``.
+        to float rounding. The token count depends on the data, which XLA cannot compile: with ``jit_compile`` every
+        position is computed.
     """
     import tensorflow as tf
 
@@ -123,9 +125,7 @@ def export_classifier(
         if spm_model_file is None or max_seq_length is None:
             raise ValueError("give a preprocessor or spm_model_file and max_seq_length for the raw-text signature")
         preprocessor = make_preprocessor(spm_model_file, max_seq_length, do_lower_case)
-    if real_tokens and jit_compile:
-        raise ValueError("real_tokens=True runs a data-dependent number of tokens, which XLA cannot compile: "
-                         "drop jit_compile or real_tokens")
+    real_tokens = real_tokens and not jit_compile
     if real_tokens and not hasattr(model, "packed_logits"):
         raise ValueError(f"real_tokens=True needs an AlbertClassifier (packed_logits); got {type(model).__name__}")
     refuse_non_empty(export_dir)

@@ -9,7 +9,6 @@ from typing import Any
 from albert_tf.data.glue.processors import PROCESSORS
 from albert_tf.tasks.base import PackedTrainingOptions
 from albert_tf.training.run_config import ExperimentConfig, fetch_pretrained, option
-from albert_tf.training.task import TaskError
 
 
 @dataclasses.dataclass
@@ -25,16 +24,8 @@ class GlueOptions(PackedTrainingOptions):
         None, "With --export_dir: also return this float scalar as 'threshold' from every signature (default: none).")
     export_jit_compile: bool = option(
         False, "With --export_dir: run the model's forward under XLA in every signature (same outputs; lower CPU "
-        "latency at batch 1; the first request of each shape compiles).")
-    export_real_tokens: bool = option(
-        False, "With --export_dir: the raw-text and tf.Example signatures send only each request's real tokens "
-        "through the embeddings, projections and FFN (same outputs; the padding of a mixed-length batch costs no "
-        "dense-layer work). Not with --export_jit_compile: XLA cannot compile a data-dependent token count.")
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if self.export_real_tokens and self.export_jit_compile:
-            raise TaskError("--export_real_tokens runs a data-dependent number of tokens, which XLA cannot compile: "
-                            "drop --export_jit_compile or --export_real_tokens")
+        "latency at batch 1; the first request of each shape compiles; every position computed: "
+        "--export_real_tokens does not apply).")
 
 
 def make_config(*, fetch_preset: bool = True, **options: Any) -> ExperimentConfig:

@@ -133,10 +133,19 @@ def _check_ids(features: Mapping[str, Any], config: Any) -> dict[str, Any]:
         return checked_token_ids(features, INPUT_NAMES, config, "[batch, 4, seq]")
 
 
-def _choice_outputs(model: Any, features: Mapping[str, Any]) -> dict[str, Any]:
+def _choice_outputs(model: Any, features: Mapping[str, Any], real_tokens: bool = False) -> dict[str, Any]:
+    """Probabilities, answer letter and logits of [B, 4, S] choices. ``real_tokens``: every choice one row, cut to
+    the longest choice, the dense layers on the real tokens only (``AlbertMultipleChoice.packed_logits``)."""
     import tensorflow as tf
 
-    logits = tf.cast(model(dict(features), training=False), tf.float32)
+    if real_tokens:
+        from albert_tf.data.packing import one_example_per_row
+
+        seq = tf.shape(features["input_ids"])[-1]
+        rows = one_example_per_row({k: tf.reshape(features[k], [-1, seq]) for k in INPUT_NAMES}, trim=True)
+        logits = model.packed_logits(rows, training=False)
+    else:
+        logits = tf.cast(model(dict(features), training=False), tf.float32)
     answer = tf.gather(tf.constant(list(LETTERS[:NUM_CHOICES])), tf.argmax(logits, axis=-1, output_type=tf.int32))
     return {"probabilities": tf.nn.softmax(logits, axis=-1), "answer": answer, "logits": logits}
 
@@ -151,13 +160,16 @@ def export_multiple_choice(
     max_seq_length: int | None = None,
     do_lower_case: bool = True,
     metadata: Mapping[str, Any] | None = None,
+    real_tokens: bool = True,
 ) -> str:
     """Write ``model`` (an ``AlbertMultipleChoice`` with 4 choices) as a SavedModel with the raw-text
     ``serving_default`` and the token-id ``serve_token_ids`` signatures (see the module docstring); returns
     ``export_dir``.
 
     ``preprocessor`` (an ``AlbertPreprocessor`` whose ``max_seq_length`` is the length of one choice) is built from
-    ``spm_model_file`` / ``max_seq_length`` / ``do_lower_case`` when not given.
+    ``spm_model_file`` / ``max_seq_length`` / ``do_lower_case`` when not given. ``real_tokens``
+    (``--export_real_tokens``): ``serving_default`` runs the dense layers on the real tokens only
+    (:func:`_choice_outputs`); ``serve_token_ids`` always runs the plain call.
     """
     import tensorflow as tf
 
@@ -174,7 +186,7 @@ def export_multiple_choice(
 
     @tf.function(input_signature=[strings, strings, tf.TensorSpec([None, None], tf.string)])
     def serve_text(article, question, options):
-        return _choice_outputs(model, featurizer(article, question, options))
+        return _choice_outputs(model, featurizer(article, question, options), real_tokens)
 
     ids = tf.TensorSpec([None, None, None], tf.int32)
 
@@ -190,6 +202,7 @@ def export_multiple_choice(
         "num_choices": NUM_CHOICES,
         "labels": list(LETTERS[:NUM_CHOICES]),
         "outputs": ["probabilities", "answer", "logits"],
+        "real_tokens": bool(real_tokens),
         "requires": REQUIRES,
         **dict(metadata or {}),
     }

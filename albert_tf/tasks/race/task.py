@@ -225,6 +225,7 @@ class RaceTask(FineTuningTask):
             preprocessor=AlbertPreprocessor.from_tokenizer(self.tokenizer, o.max_seq_length),
             metadata=export_metadata(self.name, o.max_seq_length, self.tokenizer, source, step,
                                      max_qa_length=o.max_qa_length),
+            real_tokens=o.export_real_tokens,
         )
         return path
 

@@ -353,11 +353,32 @@ class SquadAnswerer:
         return result
 
 
-def _model_outputs(model: Any, features: Mapping[str, Any], version_2: bool) -> dict[str, Any]:
+def _model_outputs(model: Any, features: Mapping[str, Any], version_2: bool, real_tokens: bool = False
+                   ) -> dict[str, Any]:
+    """The model's outputs on the windows [N, S]. ``real_tokens``: one window per row cut to the longest window,
+    the dense layers on the real tokens only (``AlbertSquad.packed_outputs``); v1 logits come back at the ``S``
+    positions with padding at ``-MASK_VALUE``, so padding never takes an n-best slot (the padded call's padding
+    logits are the model's own: with them the official n-best over every position can differ where a padding
+    logit ranks among the top ``n_best_size``)."""
+    import tensorflow as tf
+
     inputs = {k: features[k] for k in INPUT_NAMES}
     if version_2:
         inputs["p_mask"] = features["p_mask"]
-    return dict(model(inputs, training=False))
+    if not real_tokens:
+        return dict(model(inputs, training=False))
+    from albert_tf.data.packing import one_example_per_row
+    from albert_tf.tasks.squad.model import MASK_VALUE, window_mask
+
+    rows = one_example_per_row(inputs, trim=True)
+    length = tf.shape(rows["input_ids"])[1]
+    outputs = dict(model.packed_outputs(rows, length, training=False))
+    if version_2:
+        return outputs
+    seq = tf.shape(features["input_ids"])[1]
+    real = window_mask(rows["example_lengths"], length)
+    return {k: tf.pad(tf.where(real, v, -MASK_VALUE), [[0, 0], [0, seq - length]], constant_values=-MASK_VALUE)
+            for k, v in outputs.items()}
 
 
 def export_squad(
@@ -374,6 +395,7 @@ def export_squad(
     n_best_size: int = 20,
     null_score_diff_threshold: float = 0.0,
     metadata: Mapping[str, Any] | None = None,
+    real_tokens: bool = True,
 ) -> str:
     """Write ``model`` (an ``AlbertSquad``) as a SavedModel with the raw-text ``serving_default`` and the token-id
     ``serve_token_ids`` signatures (see the module docstring); returns ``export_dir``.
@@ -381,6 +403,8 @@ def export_squad(
     ``preprocessor`` (an ``AlbertPreprocessor`` whose ``max_seq_length`` is the window length) is built from
     ``spm_model_file`` / ``max_seq_length`` / ``do_lower_case`` when not given. The other arguments are the
     ``run_squad`` flags of the same names; v2's ``start_n_top`` / ``end_n_top`` come from the model.
+    ``real_tokens`` (``--export_real_tokens``): ``serving_default`` runs the dense layers on the windows' real
+    tokens only (:func:`_model_outputs`); ``serve_token_ids`` always runs the plain call.
     """
     import tensorflow as tf
 
@@ -402,7 +426,7 @@ def export_squad(
     @tf.function(input_signature=[strings, strings])
     def serve_text(question, context):
         windows = featurizer(question, context)
-        return answerer(windows, _model_outputs(model, windows, version_2))
+        return answerer(windows, _model_outputs(model, windows, version_2, real_tokens))
 
     names = (*INPUT_NAMES, "p_mask") if version_2 else INPUT_NAMES
     config = getattr(model, "config", None)  # None (a stand-in model): shapes and masks checked only
@@ -433,6 +457,7 @@ def export_squad(
         "max_answer_length": answerer.max_answer_length,
         "n_best_size": answerer.n_best_size,
         "null_score_diff_threshold": answerer.null_score_diff_threshold if version_2 else None,
+        "real_tokens": bool(real_tokens),
         "outputs": outputs,
         "requires": REQUIRES,
         **dict(metadata or {}),

@@ -359,6 +359,7 @@ class SquadTask(FineTuningTask):
             n_best_size=o.n_best_size,
             null_score_diff_threshold=o.null_score_diff_threshold,
             metadata=export_metadata(self.name, o.max_seq_length, self.tokenizer, source, step),
+            real_tokens=o.export_real_tokens,
         )
         return path
 

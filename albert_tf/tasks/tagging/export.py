@@ -49,9 +49,10 @@ def window_starts(num_pieces, capacity: int, stride: int):
     return tf.RaggedTensor.from_row_lengths(starts, count), tf.minimum(num_pieces, capacity)
 
 
-def word_tags_in_graph(model: Any, preprocessor: Any, words, stride: int):
+def word_tags_in_graph(model: Any, preprocessor: Any, words, stride: int, real_tokens: bool = False):
     """The tag id of each word of ``words`` (ragged ``[B, (W)]`` strings), as a ragged ``[B, (W)]`` int32: windows
-    built and scored as the module docstring says."""
+    built and scored as the module docstring says. ``real_tokens``: one window per row, the dense layers on the real
+    tokens only (``AlbertTagger.packed_logits``; positions past a window are never read)."""
     import tensorflow as tf
 
     capacity = int(preprocessor.max_seq_length) - 2
@@ -82,7 +83,13 @@ def word_tags_in_graph(model: Any, preprocessor: Any, words, stride: int):
     features = {"input_ids": tf.cast(input_ids.to_tensor(), tf.int32),
                 "input_mask": tf.cast(tf.ones_like(input_ids).to_tensor(), tf.int32)}
     features["segment_ids"] = tf.zeros_like(features["input_ids"])
-    tag_ids = tf.argmax(model(features, training=False), -1, output_type=tf.int32)  # [windows, T]
+    if real_tokens:
+        from albert_tf.data.packing import one_example_per_row
+
+        logits = model.packed_logits(one_example_per_row(features), tf.shape(features["input_ids"])[1])
+    else:
+        logits = model(features, training=False)
+    tag_ids = tf.argmax(logits, -1, output_type=tf.int32)  # [windows, T]
 
     # Each piece's window: the most context min(left, right), the earliest window on a tie.
     i = inside.flat_values
@@ -127,10 +134,11 @@ def entities_in_graph(tags, begin, end, labels: Sequence[str]):
 
 
 def export_tagger(model: Any, export_dir: str, *, preprocessor: Any, window_stride: int = 0,
-                  metadata: Mapping[str, Any] | None = None) -> str:
+                  metadata: Mapping[str, Any] | None = None, real_tokens: bool = True) -> str:
     """Write ``model`` (an ``AlbertTagger``, its ``labels`` in output order) as a SavedModel with the raw-sentence
     and token-id signatures (module docstring). ``window_stride``: pieces between window starts (0: half a window,
-    as ``--window_stride``). Returns ``export_dir``."""
+    as ``--window_stride``). ``real_tokens`` (``--export_real_tokens``): the raw-sentence signature runs the dense
+    layers on the real tokens only; ``serve_token_ids`` always runs the plain call. Returns ``export_dir``."""
     import tensorflow as tf
 
     labels = [str(label) for label in model.labels]
@@ -148,7 +156,7 @@ def export_tagger(model: Any, export_dir: str, *, preprocessor: Any, window_stri
         begin = tf.strings.length(tf.strings.substr(owner, tf.zeros_like(start), start), unit="UTF8_CHAR")
         end = begin + tf.strings.length(words.flat_values, unit="UTF8_CHAR")
         begin, end = words.with_flat_values(tf.cast(begin, tf.int64)), words.with_flat_values(tf.cast(end, tf.int64))
-        tags = word_tags_in_graph(model, preprocessor, words, stride)
+        tags = word_tags_in_graph(model, preprocessor, words, stride, real_tokens)
         kinds, entity_sentence, first, last, count = entities_in_graph(tags, begin, end, labels)
         # the entity's text: the sentence's characters from its first word's start to its last word's end
         text = tf.strings.substr(tf.gather(sentence, entity_sentence), first, last - first, unit="UTF8_CHAR")
@@ -183,6 +191,7 @@ def export_tagger(model: Any, export_dir: str, *, preprocessor: Any, window_stri
         "max_seq_length": int(preprocessor.max_seq_length),
         "window_stride": stride,
         "labels": labels,
+        "real_tokens": bool(real_tokens),
         "requires": REQUIRES,
         **dict(metadata or {}),
     }

@@ -249,7 +249,7 @@ class TaggingTask(FineTuningTask):
         o = self.options
         path = os.path.join(export_dir, str(step))
         export_tagger(model, path, preprocessor=AlbertPreprocessor.from_tokenizer(self.tokenizer, o.max_seq_length),
-                      window_stride=o.window_stride,
+                      window_stride=o.window_stride, real_tokens=o.export_real_tokens,
                       metadata=export_metadata(self.name, o.max_seq_length, self.tokenizer, source, step,
                                                labels=list(self.labels), window_stride=o.window_stride))
         return path

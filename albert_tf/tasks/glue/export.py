@@ -109,8 +109,8 @@ def export_classifier(
       real_tokens: in the raw-text and tf.Example signatures, send only each request's real tokens through the
         embeddings, projections and FFN (``AlbertClassifier.packed_logits`` on one example per row; attention stays
         per row), so the padding a mixed-length batch keeps after bucketing costs no dense-layer work. Same outputs
-        to float rounding. The token count depends on the data, which XLA cannot compile: with ``jit_compile`` every
-        position is computed.
+        to float rounding. The token count depends on the data, which XLA cannot compile: with ``jit_compile`` (or a
+        model without ``packed_logits``) every position is computed; ``albert_export.json`` records which.
     """
     import tensorflow as tf
 
@@ -125,9 +125,9 @@ def export_classifier(
         if spm_model_file is None or max_seq_length is None:
             raise ValueError("give a preprocessor or spm_model_file and max_seq_length for the raw-text signature")
         preprocessor = make_preprocessor(spm_model_file, max_seq_length, do_lower_case)
-    real_tokens = real_tokens and not jit_compile
-    if real_tokens and not hasattr(model, "packed_logits"):
-        raise ValueError(f"real_tokens=True needs an AlbertClassifier (packed_logits); got {type(model).__name__}")
+    # XLA compiles no data-dependent token count; a model without packed_logits (not an AlbertClassifier) has no
+    # real-token path: both compute every position
+    real_tokens = real_tokens and not jit_compile and hasattr(model, "packed_logits")
     refuse_non_empty(export_dir)
     seq = int(preprocessor.max_seq_length)
     boundaries = bucket_boundaries(bucket_lengths, seq)

@@ -394,3 +394,39 @@ class Implementation:
         """Note the last step's shape and real tokens (after its time was taken)."""
         self.shapes.append(self.shape(self.last_batch))
         self.tokens.append(self.real_tokens(self.last_batch))
+
+
+class DatasetImplementation(Implementation):
+    """An implementation whose batches come from a ``tf.data`` pipeline (``make_dataset``), restarted by reset()."""
+
+    make_dataset: Any
+
+    def reset(self) -> None:
+        self.iterator = iter(self.make_dataset())
+        self.shapes: list[tuple[int, int]] = []
+        self.tokens: list[int] = []
+
+    def next_batch(self):
+        return next(self.iterator)
+
+
+class TorchImplementation(Implementation):
+    """A transformers side: its batches drawn from a list by ``next_batch`` (``self.position`` the next one), one
+    ``AdamW`` step of ``self.model`` on ``self.optimizer`` a batch, the model's own loss."""
+
+    framework = "torch"
+
+    def reset(self) -> None:
+        self.position = 0
+        self.shapes: list[tuple[int, int]] = []
+        self.tokens: list[int] = []
+
+    def real_tokens(self, batch) -> int:
+        return int(batch["attention_mask"].sum())
+
+    def train(self, batch) -> float:
+        self.optimizer.zero_grad(set_to_none=True)
+        loss = self.model(**batch).loss
+        loss.backward()
+        self.optimizer.step()
+        return float(loss.item())

@@ -70,8 +70,10 @@ if str(ROOT) not in sys.path:
 
 from benchmarks import finetune_throughput_reading as reading  # noqa: E402
 from benchmarks.common import (  # noqa: E402
+    DatasetImplementation,
     ForeignLoad,
     Implementation,
+    TorchImplementation,
     Workers,
     emit,
     machine_info,
@@ -152,20 +154,6 @@ def matmul_gflops(framework: str, rows: int, dims: dict, repeats: int = 7) -> fl
 
 
 # ----------------------------------------------------------------------------------------------- implementations
-class DatasetImplementation(Implementation):
-    """An implementation whose batches come from a ``tf.data`` pipeline (``make_dataset``), restarted by reset()."""
-
-    make_dataset: Any
-
-    def reset(self) -> None:
-        self.iterator = iter(self.make_dataset())
-        self.shapes: list[tuple[int, int]] = []
-        self.tokens: list[int] = []
-
-    def next_batch(self):
-        return next(self.iterator)
-
-
 class AlbertTf(DatasetImplementation):
     def __init__(self, args: argparse.Namespace, packing: bool, unpadded: bool = True) -> None:
         set_tf_threads(args.threads)
@@ -245,9 +233,7 @@ def count_nonzero(mask) -> int:
     return int(np.count_nonzero(np.asarray(mask)))
 
 
-class TransformersTorch(Implementation):
-    framework = "torch"
-
+class TransformersTorch(TorchImplementation):
     def __init__(self, args: argparse.Namespace, rows: list[list[str]], group_by_length: bool) -> None:
         import torch
         import transformers
@@ -287,11 +273,6 @@ class TransformersTorch(Implementation):
         self.num_steps = args.examples // args.batch
         self.reset()
 
-    def reset(self) -> None:
-        self.position = 0
-        self.shapes: list[tuple[int, int]] = []
-        self.tokens: list[int] = []
-
     def next_batch(self):
         chunk = [self.features[i] for i in self.order[self.position : self.position + self.batch]]
         self.position += self.batch
@@ -299,16 +280,6 @@ class TransformersTorch(Implementation):
 
     def shape(self, batch) -> tuple[int, int]:
         return tuple(int(v) for v in batch["input_ids"].shape)
-
-    def real_tokens(self, batch) -> int:
-        return int(batch["attention_mask"].sum())
-
-    def train(self, batch) -> float:
-        self.optimizer.zero_grad(set_to_none=True)
-        loss = self.model(**batch).loss
-        loss.backward()
-        self.optimizer.step()
-        return float(loss.item())
 
 
 class KerasHub(DatasetImplementation):

@@ -35,7 +35,7 @@ import json
 import os
 from typing import Any
 
-from benchmarks.common import Implementation, set_tf_threads
+from benchmarks.common import DatasetImplementation, TorchImplementation, set_tf_threads
 
 #: task -> (max_seq_length, default examples (windows / questions), default batch, what an example is)
 TASKS = {
@@ -105,7 +105,7 @@ def examples_in_file(args: argparse.Namespace) -> list[dict[str, Any]]:
     return out
 
 
-class AlbertTfReading(Implementation):
+class AlbertTfReading(DatasetImplementation):
     """``run_squad`` / ``run_race``'s task on the pass (module docstring); the ``Implementation`` interface of
     ``finetune_throughput.py``."""
 
@@ -191,14 +191,6 @@ class AlbertTfReading(Implementation):
         self.num_steps = batches
         self.reset()
 
-    def reset(self) -> None:
-        self.iterator = iter(self.make_dataset())
-        self.shapes: list[tuple[int, int]] = []
-        self.tokens: list[int] = []
-
-    def next_batch(self):
-        return next(self.iterator)
-
     def shape(self, batch) -> tuple[int, int]:
         shape = batch["input_ids"].shape  # packed [slices, R, L]; SQuAD [B, L]; RACE [B, 4, L]
         rows = 1
@@ -215,11 +207,9 @@ class AlbertTfReading(Implementation):
         return float(self.train_step(batch))
 
 
-class TransformersReading(Implementation):
+class TransformersReading(TorchImplementation):
     """transformers' SQuAD / RACE training step on the pass, windows (choices) padded to ``max_seq_length`` or to
     the batch's longest (module docstring)."""
-
-    framework = "torch"
 
     def __init__(self, args: argparse.Namespace, max_length: bool) -> None:
         import torch
@@ -243,11 +233,6 @@ class TransformersReading(Implementation):
         self.batch = args.batch
         self.num_steps = args.examples // args.batch
         self.reset()
-
-    def reset(self) -> None:
-        self.position = 0
-        self.shapes: list[tuple[int, int]] = []
-        self.tokens: list[int] = []
 
     def next_batch(self) -> dict[str, Any]:
         """The collator's work: pad each window (choice) with zeros to the batch's length, stack into tensors."""
@@ -281,15 +266,6 @@ class TransformersReading(Implementation):
             rows *= int(n)
         return rows, int(shape[-1])
 
-    def real_tokens(self, batch) -> int:
-        return int(batch["attention_mask"].sum())
-
-    def train(self, batch) -> float:
-        self.optimizer.zero_grad(set_to_none=True)
-        loss = self.model(**batch).loss
-        loss.backward()
-        self.optimizer.step()
-        return float(loss.item())
 
 
 def build(name: str, args: argparse.Namespace):

@@ -138,7 +138,9 @@ def export_classifier(
     def answers(features: Mapping[str, Any]) -> dict[str, Any]:  # the raw-text and tf.Example signatures
         features = features if boundaries is None else trim_batch(features, boundaries)
         if real_tokens:
-            return _classifier_outputs(model.packed_logits(one_example_per_row(features)), labels, threshold)
+            # cut to the longest request, not its bucket: without XLA the bucket's rounding only adds attention work
+            rows = one_example_per_row(features, trim=True)
+            return _classifier_outputs(model.packed_logits(rows), labels, threshold)
         return _classifier_outputs(classifier_logits(forward(dict(features), training=False)), labels, threshold)
 
     string = tf.TensorSpec([None], tf.string)

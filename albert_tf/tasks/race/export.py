@@ -140,9 +140,9 @@ def _choice_outputs(model: Any, features: Mapping[str, Any], real_tokens: bool =
 
     if real_tokens:
         from albert_tf.data.packing import one_example_per_row
+        from albert_tf.tasks.race.model import flat_choices
 
-        seq = tf.shape(features["input_ids"])[-1]
-        rows = one_example_per_row({k: tf.reshape(features[k], [-1, seq]) for k in INPUT_NAMES}, trim=True)
+        rows = one_example_per_row({k: flat_choices(features[k]) for k in INPUT_NAMES}, trim=True)
         logits = model.packed_logits(rows, training=False)
     else:
         logits = tf.cast(model(dict(features), training=False), tf.float32)

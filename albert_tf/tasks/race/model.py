@@ -37,6 +37,12 @@ HEAD_INITIALIZER_RANGE = 0.02  # race_utils.create_model: tf.truncated_normal_in
 RACE_NUM_CHOICES = 4
 
 
+def flat_choices(x):
+    """``[B, C, L] -> [B * C, L]`` (row ``b * C + c`` is choice ``c`` of example ``b``): the model's flattening, the
+    packed training batches' and the real-token export's."""
+    return ops.reshape(x, (-1, ops.shape(x)[-1]))
+
+
 @keras.saving.register_keras_serializable(package="albert_tf")
 class FlattenChoices(keras.layers.Layer):
     """``[B, C, L] -> [B * C, L]`` (row ``b * C + c`` is choice ``c`` of example ``b``, as ``tf.reshape``)."""
@@ -46,8 +52,7 @@ class FlattenChoices(keras.layers.Layer):
         self.built = True
 
     def call(self, x):
-        shape = ops.shape(x)
-        return ops.reshape(x, (-1, shape[-1]))
+        return flat_choices(x)
 
     def compute_output_shape(self, input_shape):
         batch, choices, length = input_shape

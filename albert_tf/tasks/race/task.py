@@ -128,10 +128,10 @@ class RaceTask(FineTuningTask):
     def packed_batches(self, dataset: Any, global_batch_size: int) -> Any:
         """Batches of ``global_batch_size`` questions packed with every choice one example ([B, 4, L] -> [B * 4, L],
         a question's choices consecutive; ``label_ids`` stays one per question)."""
-        length = self.options.max_seq_length
+        from albert_tf.tasks.race.model import flat_choices
 
         def flatten(batch):
-            return {**batch, **{k: _flat_choices(batch[k], length) for k in INPUT_NAMES}}
+            return {**batch, **{k: flat_choices(batch[k]) for k in INPUT_NAMES}}
 
         return super().packed_batches(dataset.map(flatten), global_batch_size * NUM_CHOICES)
 
@@ -147,8 +147,9 @@ class RaceTask(FineTuningTask):
             return model.packed_logits(features, training=training, unpadded=not self.jit_compile)
         if self.jit_compile:
             return tf.cast(model({k: features[k] for k in INPUT_NAMES}, training=training), tf.float32)
-        length = tf.shape(features["input_ids"])[-1]
-        flat = one_example_per_row({k: _flat_choices(features[k], length) for k in INPUT_NAMES})
+        from albert_tf.tasks.race.model import flat_choices
+
+        flat = one_example_per_row({k: flat_choices(features[k]) for k in INPUT_NAMES})
         return model.packed_logits(flat, training=training)
 
     def loss(self, model, features, training: bool):
@@ -232,10 +233,3 @@ class RaceTask(FineTuningTask):
 
 #: Run the job an ``ExperimentConfig`` describes; returns the run summary.
 run = RaceTask.run_trials
-
-
-def _flat_choices(value: Any, length: Any) -> Any:
-    """[B, 4, L] choice features -> [B * 4, L] (row ``b * 4 + c`` is choice ``c`` of question ``b``)."""
-    import tensorflow as tf
-
-    return tf.reshape(value, [-1, length])

@@ -1,8 +1,10 @@
 """What TF Serving does with an export, as a test helper: a fresh process, ``tensorflow_text`` imported for its ops,
-the TF1 ``SavedModelBundle`` loader, one ``session.run`` per request.
+the TF1 ``SavedModelBundle`` loader, one C++ ``Session::Run`` per request (no shape check of the request against
+the signature: the ModelServer does none).
 
-Requests are dicts ``{"name", "dir", "signature", "feeds"}``. Feed values are nested lists; each input's dtype is the
-signature's own (``DT_STRING`` inputs take ``str`` or ``bytes``: bytes that are not UTF-8 travel through JSON with
+Requests are dicts ``{"name", "dir", "signature", "feeds"}``. Feed values are nested lists (or ``{"shape",
+"values"}`` for a shape the lists cannot say, an empty batch ``[0, 16]``); each input's dtype is the signature's
+own (``DT_STRING`` inputs take ``str`` or ``bytes``: bytes that are not UTF-8 travel through JSON with
 ``surrogateescape`` and reach the graph as the same bytes). A request that fails returns ``{"error": "Type:
 message"}`` instead of killing the process, so bad requests can be checked for their message. String outputs come
 back as ``str``.
@@ -40,13 +42,20 @@ _SCRIPT = textwrap.dedent(
             feeds = {}
             for k, v in req["feeds"].items():
                 dtype = tf.dtypes.as_dtype(sig.inputs[k].dtype)
+                tensor = graph.get_tensor_by_name(sig.inputs[k].name)._as_tf_output()
+                shape = None
+                if isinstance(v, dict):  # {"shape": [...], "values": [...]}: a shape JSON cannot carry ([0, 16])
+                    shape, v = v["shape"], v["values"]
                 if dtype == tf.string:
-                    feeds[sig.inputs[k].name] = np.vectorize(raw, otypes=[object])(np.array(v, dtype=object))
+                    value = np.vectorize(raw, otypes=[object])(np.array(v, dtype=object))
                 else:
-                    feeds[sig.inputs[k].name] = np.array(v, dtype=dtype.as_numpy_dtype)
+                    value = np.array(v, dtype=dtype.as_numpy_dtype)
+                feeds[tensor] = value if shape is None else value.reshape(shape)
             names = sorted(sig.outputs)
-            try:
-                values = sess.run([sig.outputs[k].name for k in names], feed_dict=feeds)
+            fetches = [graph.get_tensor_by_name(sig.outputs[k].name)._as_tf_output() for k in names]
+            try:  # the C++ Session::Run, as the ModelServer calls it: no check of a request's shape against the
+                # signature's (tensorflow/serving#1436), which Python's Session.run would add
+                values = sess._call_tf_sessionrun(None, feeds, fetches, [], None)
             except Exception as e:  # a bad request must fail with a message, not kill the server
                 results[req["name"]] = {"error": type(e).__name__ + ": " + str(e)[:3000]}
                 continue

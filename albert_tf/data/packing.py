@@ -91,7 +91,10 @@ def pack_batch(batch: Mapping[str, Any], max_seq_length: int, slices: int = 1,
         fits = fill + n[:, None] <= max_seq_length
         row = tf.argmax(tf.cast(fits, tf.int32), axis=-1, output_type=tf.int32)
         offset = tf.gather(fill, row, batch_dims=1)
-        return fill + tf.one_hot(row, b, dtype=tf.int32) * n[:, None], row, offset
+        # the new fill keeps the old one's static shape (one_hot's depth is a tensor: its width is unknown to
+        # shape inference, which tf.scan refuses when the batch size is static)
+        fill = tf.ensure_shape(fill + tf.one_hot(row, b, dtype=tf.int32) * n[:, None], state[0].shape)
+        return fill, row, offset
 
     start = (tf.zeros([slices, b], tf.int32), tf.zeros([slices], tf.int32), tf.zeros([slices], tf.int32))
     _, rows, offsets = tf.scan(place, tf.transpose(longest_first), initializer=start)
@@ -166,17 +169,20 @@ def padding_fraction(real_tokens: int, computed_tokens: int) -> float:
     return 1.0 - real_tokens / computed_tokens if computed_tokens else 0.0
 
 
-def one_example_per_row(features: Mapping[str, Any], trim: bool = False) -> dict[str, Any]:
+def one_example_per_row(features: Mapping[str, Any], trim: bool = False, min_length: int = 1) -> dict[str, Any]:
     """A padded batch [B, S] in the packed layout with one example per row, for ``call_packed``'s real-token path
     without packing (evaluation, serving: the outputs stay in input order): example number 1 on every real token of
     its row (rows never attend to each other), positions 0..S-1, each ``[CLS]`` at ``row * S``, ``example_lengths``
     its real tokens. Other features pass through unchanged. ``trim``: the token features are first cut to the
     batch's longest example (a fixed-length request batch then computes attention over no more columns than it
-    needs; every column cut is padding)."""
+    needs; every column cut is padding), and to no fewer than ``min_length`` columns (where there are as many: a
+    head that takes the top k positions needs k; an empty batch keeps one)."""
     import tensorflow as tf
 
     if trim:
         longest = tf.reduce_max(tf.reduce_sum(tf.cast(features["input_mask"] > 0, tf.int32), axis=1))
+        # reduce_max of an empty batch is the lowest int32
+        longest = tf.minimum(tf.maximum(longest, max(min_length, 1)), tf.shape(features["input_ids"])[1])
         features = {**features, **{k: features[k][:, :longest] for k in ("input_ids", "input_mask", "segment_ids")}}
     b, s = tf.shape(features["input_ids"])[0], tf.shape(features["input_ids"])[1]
     real = tf.cast(features["input_mask"] > 0, features["input_ids"].dtype)

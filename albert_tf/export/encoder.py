@@ -47,11 +47,14 @@ from absl import logging
 from albert_tf import files as _fs
 from albert_tf.export.savedmodel import (
     TEXT_SIGNATURE,
+    checked_strings,
+    checked_token_ids,
     holds_export_of,
     make_preprocessor,
     refuse_non_empty,
     write_savedmodel_atomic,
 )
+from albert_tf.tokenization.packing import INPUT_NAMES
 
 ENCODER_INPUTS = ("input_word_ids", "input_mask", "input_type_ids")
 ENCODER_OUTPUTS = ("pooled_output", "sequence_output")
@@ -144,9 +147,11 @@ def export_encoder(
 
     @tf.function(input_signature=[ids, ids, ids], autograph=False)
     def serve(input_word_ids, input_mask, input_type_ids):
-        return forward(
-            {"input_word_ids": input_word_ids, "input_mask": input_mask, "input_type_ids": input_type_ids}
-        )
+        checked = checked_token_ids({"input_ids": input_word_ids, "input_mask": input_mask,
+                                     "segment_ids": input_type_ids}, INPUT_NAMES, config, "[batch, seq]",
+                                    spelled={"input_ids": "input_word_ids", "segment_ids": "input_type_ids"})
+        return forward({"input_word_ids": checked["input_ids"], "input_mask": checked["input_mask"],
+                        "input_type_ids": checked["segment_ids"]})
 
     root = _root()
     root.variables = _tf_variables(encoder.variables)
@@ -233,10 +238,11 @@ def export_preprocessor(
 
     @tf.function(input_signature=[string], autograph=False)
     def single(text_a):
-        return bert_pack_inputs([tokenize(text_a)])
+        return bert_pack_inputs([tokenize(checked_strings({"text_a": text_a})["text_a"])])
 
     @tf.function(input_signature=[string, string], autograph=False)
     def pair(text_a, text_b):
+        text_a, text_b = checked_strings({"text_a": text_a, "text_b": text_b}).values()
         check = tf.debugging.assert_equal(
             tf.size(text_a), tf.size(text_b), message="text_a and text_b must hold the same number of strings"
         )

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from albert_tf import files as _fs
+from albert_tf import interrupts
 from albert_tf.tokenization.packing import INPUT_NAMES
 
 TEXT_SIGNATURE = "serving_default"
@@ -31,11 +32,43 @@ EXPORT_INFO = os.path.join("assets.extra", "albert_export.json")
 REQUIRES = "import tensorflow_text before loading (SentencePiece ops)"
 
 
-def checked_token_ids(features: Mapping[str, Any], names: Sequence[str], config: Any, layout: str) -> dict[str, Any]:
+def rank_check(value: Any, name: str, layout: str) -> Any:
+    """An op that fails the request with an ``InvalidArgumentError`` naming ``name`` and ``layout`` (``"[batch]"``,
+    ``"[batch, seq]"``: its rank is the number of dimensions written) when ``value`` has another rank.
+
+    TF Serving checks no request's shape against the signature (tensorflow/serving#1436: a scalar reaches the graph
+    where ``[None]`` is declared), and ``tf.debugging.assert_rank`` adds nothing to a graph whose declared rank is
+    known when traced; so this is an ``Assert`` on the rank the request has when it runs."""
+    import tensorflow as tf
+
+    rank = tf.raw_ops.Rank(input=value)
+    return tf.debugging.Assert(tf.equal(rank, layout.count(",") + 1),
+                               [f"{name} must have the shape {layout}; got a tensor of rank", rank])
+
+
+def checked_strings(inputs: Mapping[str, Any], layouts: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The raw-text inputs of a signature, each checked to have its rank (``layouts[name]``, default ``[batch]``:
+    a vector of strings, one per request) before any is read: a scalar or a ``[1, 1]`` tensor is refused with a
+    message naming the input, not answered as some batch or failed inside the tokenizer."""
+    import tensorflow as tf
+
+    layouts = {name: (layouts or {}).get(name, "[batch]") for name in inputs}
+    checks = [rank_check(value, name, layouts[name]) for name, value in inputs.items()]
+    with tf.control_dependencies(checks):
+        # and a data dependency: a control edge alone does not order the ops of a nested tf.function's body once
+        # it is inlined, which may then fail first on the wrong rank (EnsureShape's own message names the input)
+        return {name: tf.raw_ops.EnsureShape(input=value, shape=[None] * (layouts[name].count(",") + 1))
+                for name, value in inputs.items()}
+
+
+def checked_token_ids(features: Mapping[str, Any], names: Sequence[str], config: Any, layout: str,
+                      spelled: Mapping[str, str] | None = None) -> dict[str, Any]:
     """A token-id request checked before the model sees it: every input the shape of ``input_ids`` (``layout``
     names it in the message, e.g. ``[batch, seq]``), sequences no longer than ``max_position_embeddings``,
     ``input_ids`` in ``[0, vocab_size)``, ``segment_ids`` in ``[0, type_vocab_size)``, masks (``input_mask``,
-    ``p_mask``) 0 or 1. ``config`` is the model's ``AlbertConfig`` (None: only shapes and masks are checked).
+    ``p_mask``) 0 or 1; first the rank of each (:func:`rank_check`), then at least one token per sequence and one
+    real token in every ``input_mask`` row. ``config`` is the model's ``AlbertConfig`` (None: only shapes and masks
+    are checked). ``spelled``: the signature's own name of an input where it differs (TF-Hub's ``input_word_ids``).
 
     A failed check is an ``InvalidArgumentError`` that names the input and the limit. Without them an id out of range
     is a gather error that names neither on the CPU, and on a GPU a row of zeros (TensorFlow does not check gather
@@ -43,25 +76,35 @@ def checked_token_ids(features: Mapping[str, Any], names: Sequence[str], config:
     """
     import tensorflow as tf
 
+    say = {k: (spelled or {}).get(k, k) for k in names}
+    with tf.control_dependencies([rank_check(features[k], say[k], layout) for k in names]):  # shapes are read below
+        features = {k: tf.identity(features[k]) for k in names}
     ids = features["input_ids"]
     checks = [tf.debugging.assert_equal(tf.shape(features[k]), tf.shape(ids),
-                                        message=f"{k} must have the shape of input_ids ({layout})")
+                                        message=f"{say[k]} must have the shape of {say['input_ids']} ({layout})")
               for k in names if k != "input_ids"]
+    checks.append(tf.debugging.Assert(tf.logical_or(tf.equal(tf.shape(ids)[0], 0), tf.shape(ids)[-1] > 0),
+                                      [f"{say['input_ids']}: sequences of no token (each starts with [CLS])"]))
+    if "input_mask" in names:  # a row without a real token has nothing to attend to: refused, not answered
+        real = tf.reduce_any(tf.not_equal(features["input_mask"], 0), axis=-1)
+        checks.append(tf.debugging.Assert(tf.reduce_all(real),
+                                          [f"{say['input_mask']}: a row with no real token (all zeros)"]))
     ranges = {}
     if config is not None:  # a stand-in model without an AlbertConfig gets the shape and mask checks only
         limit = int(config.max_position_embeddings)
         checks.append(tf.debugging.assert_less_equal(
-            tf.shape(ids)[-1], limit, message=f"input_ids: sequences longer than max_position_embeddings={limit}"))
+            tf.shape(ids)[-1], limit,
+            message=f"{say['input_ids']}: sequences longer than max_position_embeddings={limit}"))
         ranges = {"input_ids": int(config.vocab_size), "segment_ids": int(config.type_vocab_size)}
     for name in names:
         if config is None and name in ("input_ids", "segment_ids"):
             continue
         high = ranges.get(name, 2)  # input_mask and p_mask hold 0 or 1
         what = {"input_ids": "the vocabulary size", "segment_ids": "type_vocab_size"}.get(name, "a mask")
-        checks.append(tf.debugging.assert_non_negative(features[name], message=f"{name} must lie in [0, {high}) "
-                                                                                f"({what})"))
+        message = f"{say[name]} must lie in [0, {high}) ({what})"
+        checks.append(tf.debugging.assert_non_negative(features[name], message=message))
         checks.append(tf.debugging.assert_less(features[name], tf.constant(high, features[name].dtype),
-                                               message=f"{name} must lie in [0, {high}) ({what})"))
+                                               message=message))
     with tf.control_dependencies(checks):
         return {k: tf.identity(features[k]) for k in names}
 
@@ -117,7 +160,10 @@ def write_savedmodel_atomic(export_dir: str, write: Callable[[str], Any], info: 
         refuse_non_empty(export_dir)  # another writer may have claimed it meanwhile
         if _fs.isdir(export_dir):
             _fs.rmtree(export_dir)  # an empty directory the user created beforehand
-        _fs.rename_dir(tmp, export_dir)
+        with interrupts.deferred():  # the rename is the commit point: a stop held during it reports the export
+            _fs.rename_dir(tmp, export_dir)
+            interrupts.note(f"after writing {export_dir}")
+            interrupts.advise(f"{export_dir} is complete (written before the stop); the same command keeps it")
     except BaseException:
         _fs.rmtree(tmp)
         raise

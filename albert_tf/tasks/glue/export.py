@@ -45,6 +45,7 @@ from albert_tf.export.savedmodel import (
     IDS_SIGNATURE,
     REQUIRES,
     TEXT_SIGNATURE,
+    checked_strings,
     checked_token_ids,
     make_preprocessor,
     preprocess,
@@ -148,13 +149,14 @@ def export_classifier(
 
         @tf.function(input_signature=[string, string])
         def serve_text(text_a, text_b):
-            return answers(preprocess(preprocessor, text_a, text_b))
+            text = checked_strings({"text_a": text_a, "text_b": text_b})
+            return answers(preprocess(preprocessor, text["text_a"], text["text_b"]))
 
     else:
 
         @tf.function(input_signature=[string])
         def serve_text(text_a):
-            return answers(preprocess(preprocessor, text_a, None))
+            return answers(preprocess(preprocessor, checked_strings({"text_a": text_a})["text_a"], None))
 
     ids = tf.TensorSpec([None, None], tf.int32)
 
@@ -169,6 +171,7 @@ def export_classifier(
 
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
     def serve_examples(serialized_example):
+        serialized_example = checked_strings({"serialized_example": serialized_example})["serialized_example"]
         parsed = tf.io.parse_example(serialized_example, example_spec)
         feats = {k: tf.cast(v, tf.int32) for k, v in parsed.items()}
         feats = checked_token_ids(feats, INPUT_NAMES, getattr(model, "config", None), f"[batch, {seq}]")

@@ -34,6 +34,7 @@ from albert_tf.export.savedmodel import (
     IDS_SIGNATURE,
     REQUIRES,
     TEXT_SIGNATURE,
+    checked_strings,
     checked_token_ids,
     make_preprocessor,
     refuse_non_empty,
@@ -126,11 +127,11 @@ class RaceFeaturizer:
 def _check_ids(features: Mapping[str, Any], config: Any) -> dict[str, Any]:
     import tensorflow as tf
 
-    ids = features["input_ids"]
-    checks = [tf.debugging.assert_equal(tf.shape(ids)[1], NUM_CHOICES,
+    features = checked_token_ids(features, INPUT_NAMES, config, "[batch, 4, seq]")  # the ranks first
+    checks = [tf.debugging.assert_equal(tf.shape(features["input_ids"])[1], NUM_CHOICES,
                                         message="input_ids must be [batch, 4, max_seq_length]")]
     with tf.control_dependencies(checks):
-        return checked_token_ids(features, INPUT_NAMES, config, "[batch, 4, seq]")
+        return {k: tf.identity(v) for k, v in features.items()}
 
 
 def _choice_outputs(model: Any, features: Mapping[str, Any], real_tokens: bool = False) -> dict[str, Any]:
@@ -186,7 +187,9 @@ def export_multiple_choice(
 
     @tf.function(input_signature=[strings, strings, tf.TensorSpec([None, None], tf.string)])
     def serve_text(article, question, options):
-        return _choice_outputs(model, featurizer(article, question, options), real_tokens)
+        text = checked_strings({"article": article, "question": question, "options": options},
+                               {"options": "[batch, 4]"})
+        return _choice_outputs(model, featurizer(text["article"], text["question"], text["options"]), real_tokens)
 
     ids = tf.TensorSpec([None, None, None], tf.int32)
 

@@ -52,6 +52,7 @@ from albert_tf.export.savedmodel import (
     IDS_SIGNATURE,
     REQUIRES,
     TEXT_SIGNATURE,
+    checked_strings,
     checked_token_ids,
     make_preprocessor,
     refuse_non_empty,
@@ -81,7 +82,8 @@ def _count_at_most(sorted_rows: Any, values: Any) -> Any:
     table = sorted_rows.to_tensor(default_value=_BIG)
     table = tf.concat([table, tf.fill([tf.shape(table)[0], 1], tf.constant(_BIG, tf.int64))], axis=1)
     dense = values.to_tensor(default_value=0)
-    counts = tf.searchsorted(table, dense, side="right")
+    counts = tf.cond(  # searchsorted cannot take values of no column ([0, 0]: an empty batch of questions)
+        tf.size(dense) > 0, lambda: tf.searchsorted(table, dense, side="right"), lambda: tf.zeros_like(dense, tf.int32))
     return tf.RaggedTensor.from_tensor(tf.cast(counts, tf.int64), lengths=values.row_lengths())
 
 
@@ -370,7 +372,9 @@ def _model_outputs(model: Any, features: Mapping[str, Any], version_2: bool, rea
     from albert_tf.data.packing import one_example_per_row
     from albert_tf.tasks.squad.model import MASK_VALUE, window_mask
 
-    rows = one_example_per_row(inputs, trim=True)
+    # v2's beam takes the top start_n_top / end_n_top positions: a batch of short windows keeps that many columns
+    top = max(getattr(model, "start_n_top", 1), getattr(model, "end_n_top", 1)) if version_2 else 1
+    rows = one_example_per_row(inputs, trim=True, min_length=top)
     length = tf.shape(rows["input_ids"])[1]
     outputs = dict(model.packed_outputs(rows, length, training=False))
     if version_2:
@@ -425,7 +429,8 @@ def export_squad(
 
     @tf.function(input_signature=[strings, strings])
     def serve_text(question, context):
-        windows = featurizer(question, context)
+        text = checked_strings({"question": question, "context": context})
+        windows = featurizer(text["question"], text["context"])
         return answerer(windows, _model_outputs(model, windows, version_2, real_tokens))
 
     names = (*INPUT_NAMES, "p_mask") if version_2 else INPUT_NAMES

@@ -30,7 +30,14 @@ from typing import Any
 
 from albert_tf.data.tagging import features as tagging_features
 from albert_tf.data.tagging import split_tag
-from albert_tf.export.savedmodel import IDS_SIGNATURE, REQUIRES, TEXT_SIGNATURE, checked_token_ids, write_archive
+from albert_tf.export.savedmodel import (
+    IDS_SIGNATURE,
+    REQUIRES,
+    TEXT_SIGNATURE,
+    checked_strings,
+    checked_token_ids,
+    write_archive,
+)
 from albert_tf.tokenization import unicode_tables
 from albert_tf.tokenization.packing import INPUT_NAMES
 
@@ -156,6 +163,7 @@ def export_tagger(model: Any, export_dir: str, *, preprocessor: Any, window_stri
     def serve_text(sentence):
         import tensorflow_text as tf_text
 
+        sentence = checked_strings({"sentence": sentence})["sentence"]
         words, byte_begin, byte_end = tf_text.regex_split_with_offsets(sentence, whitespace)
         owner = tf.repeat(sentence, words.row_lengths())
         start = byte_begin.flat_values

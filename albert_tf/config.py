@@ -171,6 +171,8 @@ class AlbertConfig:
             data = json.loads(_fs.read_text(path))
         except json.JSONDecodeError as e:
             raise ConfigError(f"{path}: line {e.lineno}: not valid JSON ({e.msg})") from None
+        except UnicodeDecodeError as e:
+            raise ConfigError(f"{path}: not a JSON config: a binary file (not UTF-8 text at byte {e.start})") from None
         return cls.from_dict(data, source=path)
 
     @classmethod

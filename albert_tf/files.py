@@ -28,6 +28,7 @@ file, found with one ``glob`` per depth (``glob`` matches every name); other fil
 
 from __future__ import annotations
 
+import errno
 import glob as _glob
 import os
 import posixpath
@@ -111,8 +112,11 @@ def listdir(path: str) -> list[str]:
 def match(pattern: str) -> list[str]:
     """Every name matching ``pattern`` on any filesystem, files and directories, dot files included, sorted
     (``tf.io.gfile.glob``: what checkpoint prefixes such as ``ckpt-*.index`` and ``ram://`` need, where :func:`glob`
-    keeps Python's rules for user-facing input patterns)."""
-    return sorted(gfile().glob(pattern))
+    keeps Python's rules for user-facing input patterns). A local pattern is matched by Python's ``glob``, which
+    agrees for these patterns and does not import TensorFlow (a command's output checks come before its start-up)."""
+    if is_remote(pattern):
+        return sorted(gfile().glob(pattern))
+    return sorted(_glob.glob(pattern))
 
 
 def makedirs(path: str) -> None:
@@ -272,6 +276,8 @@ def write_bytes_atomic(path: str, data: bytes) -> None:
     :func:`temporary_name`. Ctrl-C or SIGTERM while
     it writes is held until the rename is done (:func:`albert_tf.interrupts.deferred`): no temporary file is left.
     """
+    if isdir(path):  # else the rename fails naming the temporary file, not the folder the user gave
+        raise IsADirectoryError(errno.EISDIR, "Is a directory", path)
     tmp = temporary_name(path)
     with interrupts.deferred():
         with open_file(tmp, "wb") as f:
@@ -293,6 +299,26 @@ def _same_file(a: str, b: str) -> bool:
     if is_remote(a) or is_remote(b) or not (os.path.exists(a) and os.path.exists(b)):
         return False
     return os.path.samefile(a, b)  # a hard link or a bind mount has another name but the same inode
+
+
+def flagfile_problem(path: str) -> str | None:
+    """What is wrong with ``path`` as an absl ``--flagfile`` (missing, a folder, binary), else None. absl's own
+    words for these are ``ERROR:: Unable to open flagfile: [Errno 2] ...`` or a NUL line taken for an argument."""
+    if is_remote(path):
+        return None
+    if not os.path.exists(path):
+        return f"--flagfile={path}: no such file"
+    if os.path.isdir(path):
+        return f"--flagfile={path}: is a directory; a file of --flag=value lines is expected"
+    with open(path, "rb") as f:
+        data = f.read()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        return f"--flagfile={path}: not a flagfile: a binary file (not UTF-8 text at byte {e.start})"
+    if "\x00" in text:
+        return f"--flagfile={path}: not a flagfile: a binary file (NUL bytes)"
+    return None
 
 
 def file_in_the_way(path: str) -> str | None:

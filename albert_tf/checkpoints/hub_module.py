@@ -56,7 +56,8 @@ def resolve_hub_module(handle: str) -> HubModule:
             f"or add it to $ALBERT_TF_PRESETS"
         )
     if not _fs.isdir(handle):
-        raise CheckpointError(f"--albert_hub_module_handle {handle}: no such directory")
+        what = "a file, where a TF-Hub module's directory is expected" if _fs.exists(handle) else "no such directory"
+        raise CheckpointError(f"--albert_hub_module_handle {handle}: {what}")
     if not is_hub_module(handle):
         raise CheckpointError(
             f"--albert_hub_module_handle {handle}: not a TF-Hub module directory (expected tfhub_module.pb or "

@@ -103,21 +103,37 @@ def _restore_object_checkpoint(model: Any, prefix: str, config: Any) -> Any:
     )
 
 
+def load_keras_file(path: str) -> Any:
+    """The model of a ``.keras`` file; a missing, empty, cut or foreign file is a one-line
+    :class:`CheckpointError` (Keras says "File not found" for a file that is there but is no zip archive)."""
+    import zipfile
+
+    import keras
+
+    if not _fs.exists(path):
+        raise CheckpointError(f"{path}: file not found")
+    if "://" not in path and not zipfile.is_zipfile(path):
+        what = "empty" if os.path.getsize(path) == 0 else "not a zip archive: cut short, or a file of another kind"
+        raise CheckpointError(f"{path}: not a .keras file ({what})")
+    try:
+        return keras.saving.load_model(path, compile=False)
+    except (ValueError, KeyError, OSError, TypeError, zipfile.BadZipFile) as e:
+        first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+        raise CheckpointError(f"{path}: the .keras file cannot be loaded ({first})") from None
+
+
 def read_native(path: str, config: Any | None = None) -> Any:
     """The model stored at ``path``: a ``.keras`` file (any albert-tf model) or a TF2 checkpoint.
 
     A TF2 checkpoint is restored into an ``AlbertPretrainer``, else an ``AlbertEncoder``, of
     ``config``; ``.weights.h5`` holds no architecture and is refused here.
     """
-    import keras
 
     from albert_tf.modeling import AlbertEncoder
 
     path = os.fspath(path)
     if path.endswith(".keras"):
-        if not _fs.exists(path):
-            raise CheckpointError(f"{path}: file not found")
-        return keras.saving.load_model(path, compile=False)
+        return load_keras_file(path)
     if path.endswith(".weights.h5"):
         raise CheckpointError(f"{path}: a .weights.h5 file holds no architecture; convert the .keras file instead")
     if config is None:
@@ -128,16 +144,13 @@ def read_native(path: str, config: Any | None = None) -> Any:
 
 def load_native(model: Any, path: str, config: Any | None = None) -> LoadReport:
     """Load a ``.keras`` file, a ``.weights.h5`` file or a TF2 object checkpoint into ``model``."""
-    import keras
 
     from albert_tf.checkpoints.huggingface import check_configs_agree
 
     config = config if config is not None else getattr(model, "config", None)
     path = os.fspath(path)
     if path.endswith(".keras"):
-        if not _fs.exists(path):
-            raise CheckpointError(f"{path}: file not found")
-        source = keras.saving.load_model(path, compile=False)
+        source = load_keras_file(path)
         if config is not None and getattr(source, "config", None) is not None:
             check_configs_agree(config, source.config, path)
     elif path.endswith(".weights.h5"):

@@ -55,6 +55,11 @@ def resolve_checkpoint_path(path: str) -> str:
             raise CheckpointError(f"{path}: directory holds no TF checkpoint (no 'checkpoint' file or single .index)")
         return latest
     if not _fs.exists(path + ".index"):
+        if _fs.exists(path):  # a file is there: not a missing checkpoint but something else
+            raise CheckpointError(
+                f"{path}: a file, but not a checkpoint (a TF checkpoint is a prefix: "
+                f"{os.path.basename(path)}.index and .data-* files beside it)"
+            )
         raise CheckpointError(
             f"{path}: checkpoint not found, {os.path.basename(path)}.index does not exist beside it"
         )

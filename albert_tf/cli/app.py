@@ -73,6 +73,17 @@ def expand_recipes(argv: Sequence[str], notice: Callable[[str], object] | None =
     return out
 
 
+def check_flagfiles(argv: Sequence[str]) -> str | None:
+    """What is wrong with a ``--flagfile=F`` of ``argv`` (``files.flagfile_problem``), else None."""
+    from albert_tf import files as _fs
+
+    for arg in _options(["", *argv[1:]]):
+        problem = _fs.flagfile_problem(arg.split("=", 1)[1]) if arg.startswith("--flagfile=") else None
+        if problem:
+            return problem
+    return None
+
+
 def _stderr(line: str) -> None:
     print(line, file=sys.stderr)
 
@@ -241,6 +252,10 @@ def run(
         sys.exit(2)
     verbose = VERBOSE in argv
     argv = [a for a in argv if a != VERBOSE]
+    flagfile_error = check_flagfiles(argv)
+    if flagfile_error:
+        print(f"error: {flagfile_error}", file=sys.stderr)
+        sys.exit(2)
     try:  # absl's own report of a bad flag is two lines on stderr and exit 1
         flags.FLAGS(argv)
     except flags.Error as e:

@@ -121,6 +121,24 @@ def run_cli(argv: list[str]) -> int:
     return _run(rest, fv)
 
 
+def _check_files(fv: flags.FlagValues) -> None:
+    """What can be checked before TensorFlow starts (seconds, for a converter that loads it anyway): the config file
+    parses, and a checkpoint input (a prefix, a folder or a file) is there."""
+    import glob
+    import os
+
+    from albert_tf.checkpoints.report import CheckpointError
+    from albert_tf.config import AlbertConfig
+
+    if fv.albert_config_file:
+        AlbertConfig.load(fv.albert_config_file)
+    path = fv.input
+    if "://" in path or fv.input_format == "huggingface":
+        return
+    if not (os.path.exists(path) or os.path.exists(path + ".index") or glob.glob(glob.escape(path) + ".data-*")):
+        raise CheckpointError(f"{path}: checkpoint not found, {os.path.basename(path)}.index does not exist beside it")
+
+
 def _run(argv: list[str], fv: flags.FlagValues) -> int:
     from albert_tf import interrupts
     from albert_tf.checkpoints.convert import convert
@@ -149,6 +167,7 @@ def _run(argv: list[str], fv: flags.FlagValues) -> int:
             print(f"error: --{name} is required", file=sys.stderr)
             return 2
     try:
+        _check_files(fv)
         convert(
             fv.input,
             fv.input_format,

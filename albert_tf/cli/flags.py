@@ -123,17 +123,19 @@ def checked_config(
     """A runner's ExperimentConfig, checked in the order that makes a mistake cheapest to learn of.
 
     ``build(fetch)`` makes the config from the flags (``fetch``: fetch and fill in the pretrained preset that
-    ``--init_checkpoint`` may name). First the flags (``run_config.validate_options``), then the task's input
+    ``--init_checkpoint`` may name). First the flags (``run_config.validate_options``; the output folders,
+    ``check_output_folders``), then the task's input
     files (``check_inputs(task_options, run_options)``: every GLUE row, SQuAD question or RACE file the run reads;
     the pretraining record globs), both without TensorFlow and before the preset's download, which can take
     minutes; the checks that need the preset's files (config, tokenizer, the records' ids against the vocabulary)
     follow once it is fetched, in the task's ``from_options``.
     ``schedule_from_data``: as in ``validate_options``.
     """
-    from albert_tf.training.run_config import validate_options
+    from albert_tf.training.run_config import check_output_folders, validate_options
 
     config = build(False)
     validate_options(config.trainer, config.run, schedule_from_data)
+    check_output_folders(config.run, config.task)
     check_inputs(config.task, config.run)
     return build(True)
 

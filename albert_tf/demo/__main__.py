@@ -59,6 +59,19 @@ def stage_settings(args: argparse.Namespace, stage: str, stages: list[str]) -> d
 
 
 def main(argv=None) -> int:
+    """The demo; a wrong ``--workdir`` or ``--glue_dir`` (or data in it) is one ``error:`` line and exit 2."""
+    from albert_tf.cli.app import common_errors, describe
+    from albert_tf.cli.flags import expected_errors
+    from albert_tf.data.glue import GlueDataError
+
+    try:
+        return _main(argv)
+    except (*expected_errors(GlueDataError), *common_errors()) as e:  # the types, asked after the failure
+        print(f"error: {describe(e)}", file=sys.stderr)
+        return 2
+
+
+def _main(argv=None) -> int:
     args = parse_args(argv)
     set_cpp_log_level()
     quiet_logs()

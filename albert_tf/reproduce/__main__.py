@@ -88,17 +88,18 @@ def _public(data: dict) -> dict:
     return {k: v for k, v in data.items() if k not in ("records", "spm_model_file", "glue_dir")}
 
 
-def _load_results(path: str) -> dict:
-    """An earlier results JSON for ``--reuse_results``, or a one-line ``SystemExit`` naming the file and the fault."""
+def _load_results(path: str, source: str = "--reuse_results=") -> dict:
+    """A results JSON (``--reuse_results``, or the one ``--render_only`` renders), or a one-line ``SystemExit``
+    naming the file (after ``source``) and the fault."""
     try:
         with open(path, encoding="utf-8") as f:
             results = json.load(f)
     except OSError as e:
-        raise SystemExit(f"error: --reuse_results={path}: cannot read it ({e.strerror})") from None
+        raise SystemExit(f"error: {source}{path}: cannot read it ({e.strerror})") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise SystemExit(f"error: --reuse_results={path}: not a results JSON ({e})") from None
+        raise SystemExit(f"error: {source}{path}: not a results JSON, or one cut short ({e})") from None
     if not isinstance(results, dict) or not isinstance(results.get("pretraining"), dict):
-        raise SystemExit(f"error: --reuse_results={path}: expected the results JSON of python -m albert_tf.reproduce "
+        raise SystemExit(f"error: {source}{path}: expected the results JSON of python -m albert_tf.reproduce "
                          "(an object with a 'pretraining' object)")
     return results
 
@@ -131,6 +132,17 @@ def run(args: argparse.Namespace) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The command; a file or folder it cannot read or write is one ``error:`` line and exit 2."""
+    from albert_tf.cli.app import describe
+
+    try:
+        return _main(argv)
+    except OSError as e:
+        print(f"error: {describe(e)}", file=sys.stderr)
+        return 2
+
+
+def _main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     from albert_tf.reproduce.report import ASSETS_DIR, render
@@ -144,11 +156,16 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: no saved results ({' or '.join(candidates)}); run without --render_only first",
                   file=sys.stderr)
             return 1
-        with open(found[0], encoding="utf-8") as f:
-            results = json.load(f)
+        results = _load_results(found[0], source="")
+        try:
+            render(results, args.output)
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as e:  # a results file of another shape
+            what = f"no {e.args[0]!r}" if isinstance(e, KeyError) else str(e).splitlines()[0]
+            print(f"error: {found[0]}: not the results this version renders ({what}); run without --render_only "
+                  "to make them again", file=sys.stderr)
+            return 2
     else:
-        results = run(args)
-    render(results, args.output)
+        render(run(args), args.output)
     print(f"wrote {args.output} in {time.time() - start:.1f} s", file=sys.stderr)
     return 0
 

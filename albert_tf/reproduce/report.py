@@ -525,11 +525,11 @@ def _reused_note(results: dict) -> list[str]:
 
 def render(results: dict[str, Any], output: str) -> str:
     """Write ``output`` (markdown) and its plots + results JSON in ``<dir of output>/reproduction``."""
+    lines = (_setup(results) + [stats.RULE, ""] + _table1(results) + _table5(results) + _table4(results)
+             + _table3(results) + _masking(results))  # first: results of another shape fail before a file is written
     out_dir = os.path.join(os.path.dirname(os.path.abspath(output)), ASSETS_DIR)
     os.makedirs(out_dir, exist_ok=True)
     _fs.write_text_atomic(os.path.join(out_dir, "results.json"), json.dumps(results, indent=1, sort_keys=True))
     write_plots(results, out_dir)
-    lines = (_setup(results) + [stats.RULE, ""] + _table1(results) + _table5(results) + _table4(results)
-             + _table3(results) + _masking(results))
     _fs.write_text_atomic(output, "\n".join(lines).rstrip() + "\n")
     return output

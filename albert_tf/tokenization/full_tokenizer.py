@@ -73,13 +73,15 @@ class FullTokenizer:
         if spm_model_file is not None:
             self.sp_model, self.model_bytes = load_sentencepiece(spm_model_file)
             self.kind = "spm"
+            self.source = "<bytes>" if isinstance(spm_model_file, bytes) else os.fspath(spm_model_file)
             self.vocab = {self.sp_model.IdToPiece(i): i for i in range(self.sp_model.GetPieceSize())}
             self._specials = _SPM_SPECIALS
         elif vocab_file is not None:
             from_bytes = isinstance(vocab_file, bytes)
             self.model_bytes = vocab_file if from_bytes else read_file_bytes(vocab_file)
             self.kind = "wordpiece"
-            self.vocab = dict(load_vocab("<bytes>" if from_bytes else vocab_file, self.model_bytes))
+            self.source = "<bytes>" if from_bytes else os.fspath(vocab_file)
+            self.vocab = dict(load_vocab(self.source, self.model_bytes))
             self.basic_tokenizer = BasicTokenizer(do_lower_case=self.do_lower_case)
             self.wordpiece_tokenizer = WordpieceTokenizer(vocab=self.vocab)
             self._specials = _WP_SPECIALS
@@ -147,7 +149,7 @@ class FullTokenizer:
     def _special_id(self, name: str) -> int:
         piece = self._specials[name]
         if piece not in self.vocab:
-            raise KeyError(f"{self.kind} vocab has no {piece!r} piece (needed as the {name} token)")
+            raise KeyError(f"{self.source}: {self.kind} vocab has no {piece!r} piece (needed as the {name} token)")
         return self.vocab[piece]
 
     @property

@@ -79,8 +79,25 @@ def load_sentencepiece(model: str | os.PathLike | bytes) -> tuple[spm.SentencePi
         sp.LoadFromSerializedProto(proto)
     except Exception as e:  # sentencepiece raises a bare RuntimeError/OSError without the file name
         where = "<bytes>" if isinstance(model, bytes) else os.fspath(model)
-        raise TokenizerError(f"{where}: not a valid SentencePiece model proto ({str(e).strip()})") from e
+        raise TokenizerError(f"{where}: not a valid SentencePiece model ({_what_it_is(proto, e)})") from e
     return sp, proto
+
+
+def _what_it_is(proto: bytes, error: BaseException) -> str:
+    """Why ``proto`` is no model, in the user's terms rather than SentencePiece's C++ check that failed."""
+    if not proto:
+        return "the file is empty"
+    try:
+        text = proto[:4096].decode("utf-8")
+    except UnicodeDecodeError:
+        text = ""
+    if text and all(c.isprintable() or c in "\t\r\n" for c in text):
+        first = text.strip().splitlines()[0][:40] if text.strip() else ""
+        return (f"a text file (starting {first!r}), where spm_train's binary .model file is expected; a WordPiece "
+                "vocab.txt goes to --vocab_file")
+    if "unk is not defined" in str(error):
+        return "a model without an <unk> piece"
+    return "unreadable as a model: a file of another kind, or a model cut short"
 
 
 def needs_digit_comma_reencode(piece: str) -> bool:

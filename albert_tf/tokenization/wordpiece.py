@@ -44,6 +44,9 @@ def load_vocab(vocab_file: str | os.PathLike, vocab_bytes: bytes | None = None) 
         text = vocab_bytes.decode("utf-8")
     except UnicodeDecodeError as e:
         raise TokenizerError(f"{vocab_file}: vocab file is not UTF-8 ({e})") from e
+    if "\x00" in text:  # UTF-8 all the same (zeros): a binary file, not a vocab.txt of one token per line
+        raise TokenizerError(f"{vocab_file}: a binary file (NUL bytes from byte {text.index(chr(0))}), not a vocab "
+                             "file of one WordPiece token per line")
     vocab: collections.OrderedDict[str, int] = collections.OrderedDict()
     lines = text.split("\n")  # readline() semantics: "\n" ends a line; a final "\n" opens no extra line
     if lines and lines[-1] == "":

@@ -265,6 +265,19 @@ _RANGES = (
 )
 
 
+def check_output_folders(run: RunOptions, task: Any = None) -> None:
+    """``--output_dir``, ``--export_dir`` and the task's ``--cached_dir`` can be folders: none is, nor lies under,
+    an existing file. Checked with the flags, so that a file in the way is named before training, not when the
+    first checkpoint or the export is written."""
+    from albert_tf import files as _fs
+
+    for flag, path in (("output_dir", run.output_dir), ("export_dir", run.export_dir),
+                       ("cached_dir", getattr(task, "cached_dir", None))):
+        blocker = _fs.file_in_the_way(path) if path else None
+        if blocker is not None:
+            raise RunError(f"--{flag}={path}: {blocker} is a file, not a directory")
+
+
 def validate_options(trainer: TrainerOptions, run: RunOptions, schedule_from_data: bool = False) -> None:
     """Flag checks that need no file: what to do, and numbers in their ranges (one line each).
 

@@ -17,9 +17,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import sys
 from collections.abc import Sequence
 
 import numpy as np
+
+from albert_tf.data.tfrecord import TFRecordError, count_records
 
 __all__ = ["majority_baselines", "record_shapes", "record_statistics"]
 
@@ -138,7 +142,17 @@ def main(argv=None) -> None:
     p.add_argument("--masked_lm_prob", type=float, default=0.15)
     p.add_argument("--limit", type=int, default=None)
     a = p.parse_args(argv)
-    stats = record_statistics(a.records.split(","), a.mask_id, a.max_predictions_per_seq, a.masked_lm_prob, a.limit)
+    files = [f for f in a.records.split(",") if f]
+    try:  # every file whole before TensorFlow reads any: a missing, cut or foreign file is one line, exit 2
+        for path in files:
+            if not os.path.isfile(path):
+                raise TFRecordError(f"{path}: no such file")
+            if count_records(path) == 0:
+                raise TFRecordError(f"{path}: holds no records")
+    except (TFRecordError, OSError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        sys.exit(2)
+    stats = record_statistics(files, a.mask_id, a.max_predictions_per_seq, a.masked_lm_prob, a.limit)
     print(json.dumps(stats, indent=2))
 
 

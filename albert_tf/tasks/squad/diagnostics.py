@@ -104,6 +104,9 @@ def span_upper_bound(
         scores = squad_metrics.evaluate_v1(squad_metrics.answerable_subset(dataset), answers)
     misses = _misses(examples, features, answers, report, version_2_with_negative, max_answer_length)
     if output_file:
+        from albert_tf import files as _fs
+
+        _fs.makedirs_for(output_file)
         write_text_atomic(output_file, json.dumps(answers, indent=4, ensure_ascii=False) + "\n")
     return {
         "predict_file": predict_file,
@@ -181,6 +184,12 @@ def upper_bound_main(argv: Sequence[str]) -> int:
         print(usage + fv.get_help(), file=sys.stdout if "--help" in args or "-h" in args else sys.stderr)
         return 0 if ("--help" in args or "-h" in args) else 2
     try:
+        from albert_tf import files as _fs
+
+        for arg in args[2:]:
+            problem = _fs.flagfile_problem(arg.split("=", 1)[1]) if arg.startswith("--flagfile=") else None
+            if problem:
+                raise ValueError(problem)
         fv([args[0], *args[2:]])
         for name in ("predict_file", "spm_model_file"):
             if not fv[name].value:
@@ -198,7 +207,8 @@ def upper_bound_main(argv: Sequence[str]) -> int:
             output_file=fv.output_file,
         )
     except (flags.Error, ValueError, OSError) as e:
-        print(f"span_upper_bound: {e}", file=sys.stderr)
+        what = f"{e.filename}: {e.strerror}" if isinstance(e, OSError) and e.filename else str(e)
+        print(f"error: span_upper_bound: {what}", file=sys.stderr)
         return 2
     print(json.dumps(result, indent=2, ensure_ascii=False))
     return 0

@@ -8,6 +8,7 @@ import sys
 
 from absl import flags
 
+from albert_tf import files as _fs
 from albert_tf import interrupts
 from albert_tf.cli import app
 from albert_tf.data.pretraining.pipeline import PretrainingDataConfig, create_pretraining_data
@@ -125,6 +126,9 @@ def run(argv=None) -> int:
             raise InputError("--input_file is required")
         if not f.output_file:
             raise InputError("--output_file is required")
+        if _fs.isdir(f.output_file.rsplit("@", 1)[0]):
+            raise InputError(f"--output_file={f.output_file}: is a directory; the records go to a file "
+                             "(e.g. <dir>/train.tfrecord, or <dir>/train.tfrecord@N for N shards)")
         order = f.sentence_order
         if f.random_next_sentence:
             if order not in ("official", "nsp"):

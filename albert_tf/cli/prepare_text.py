@@ -76,6 +76,9 @@ def _main(argv):
         print("error: --heldout_fraction > 0 needs --heldout_file", file=sys.stderr)
         return 1
     for flag, output in (("output_file", f.output_file), ("heldout_file", f.heldout_file)):
+        if output and _fs.isdir(output):
+            print(f"error: --{flag}={output}: is a directory; a text file is expected", file=sys.stderr)
+            return 1
         hit = _fs.written_input(files, [output]) if output else None
         if hit is not None:
             print(f"error: --{flag}={output} is the input {hit[0]}: writing it would destroy the input",

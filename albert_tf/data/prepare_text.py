@@ -117,6 +117,10 @@ def prepare_files(input_files: Sequence[str], output_file: str, encodings: Seque
                 first = False
                 counts["documents"] += 1
                 counts["sentences"] += len(sentences)
+        if not counts["documents"]:  # nothing to publish: an empty output would pass for a prepared corpus
+            raise ValueError(f"no document in {counts['files']} file(s): {counts['paragraphs']} paragraph(s), "
+                             f"{counts['skipped_documents']} document(s) under --min_sentences={min_sentences} "
+                             "skipped; the input is empty or blank")
     except BaseException:
         if _fs.exists(tmp):
             _fs.remove(tmp)

@@ -72,8 +72,10 @@ def write_sample_corpus(path: str, num_documents: int = 2000, seed: int = 0) -> 
     docs = generate_documents(num_documents, seed)
     text = "\n\n".join("\n".join(d) for d in docs) + "\n"
     data = text.encode("utf-8")
-    with open(path, "wb") as f:
-        f.write(data)
+    from albert_tf import files as _fs
+
+    _fs.makedirs_for(path)
+    _fs.write_bytes_atomic(path, data)  # under a temporary name until complete, as every output
     return {"documents": len(docs), "sentences": sum(len(d) for d in docs), "bytes": len(data)}
 
 

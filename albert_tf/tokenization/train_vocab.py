@@ -141,12 +141,18 @@ def _train_from_files(files: list[str], model_prefix: str, vocab_size: int, rand
 
     stats: collections.Counter[str] = collections.Counter()
     encodings: dict[str, str] = {}
+    refused: list[ValueError] = []
     max_bytes = text_options["max_sentence_length"]
 
     def sentences() -> Iterator[str]:
         for f in files:
             text, encoding = decode_text_file(f)
             encodings[f] = encoding
+            if "\x00" in text:  # decodes, but no corpus holds NUL characters: a binary file given by mistake
+                # (raised after training returns: SentencePiece's C++ loop takes an error here for the end of input)
+                refused.append(ValueError(f"{f}: a binary file (a NUL byte at character {text.index(chr(0))}), not "
+                                          "text of one sentence per line"))
+                return
             for line in split_lines(text):
                 if text_options["preprocess"]:
                     line = preprocess_text(line, lower=text_options["do_lower_case"],
@@ -161,7 +167,17 @@ def _train_from_files(files: list[str], model_prefix: str, vocab_size: int, rand
 
     if random_seed is not None:
         spm.set_random_generator_seed(random_seed)
-    _train(spm, sentences(), model_prefix, vocab_size, **options)
+    try:
+        _train(spm, sentences(), model_prefix, vocab_size, **options)
+    except (RuntimeError, ValueError) as e:
+        if refused:
+            raise refused[0] from None
+        if "sentences_.empty()" not in str(e):
+            raise
+        raise ValueError(f"no text to train on: {len(files)} file(s) with {stats['blank_lines_skipped']} blank "
+                         "line(s) and no other (expected one sentence per line)") from None
+    if refused:
+        raise refused[0]
     return dict(stats), encodings
 
 

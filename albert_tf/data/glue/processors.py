@@ -161,6 +161,7 @@ class StsbProcessor(GlueProcessor):
     # "SST-B" is how one widely copied GLUE sample tree (the format samples) misspells the folder.
     dir_aliases = ("STSB", "SST-B")
     labels = None
+    label_range = (0.0, 5.0)  # the similarity scores of the STS benchmark (Cer et al. 2017)
     key_metric = "pearson"
     layouts = _layouts(
         train=SplitLayout("train.tsv", header=True, text_a=7, text_b=8, label=-1, guid=0),

@@ -82,6 +82,7 @@ class GlueProcessor:
     dir_aliases: tuple[str, ...] = ()
     submission_name: str = ""
     labels: tuple[str, ...] | None = None  # None: regression (num_labels = 1)
+    label_range: tuple[float, float] | None = None  # regression: the scores the task defines (others are refused)
     key_metric: str = "accuracy"  # the official best-checkpoint key
     dummy_test_label: str = "0"
     layouts: dict[str, SplitLayout] = {}
@@ -215,6 +216,10 @@ class GlueProcessor:
                 ) from None
             if not np.isfinite(value):
                 raise GlueDataError(f"{where}: label {raw!r} is not a finite number{layout_text}")
+            if self.label_range is not None and not self.label_range[0] <= value <= self.label_range[1]:
+                low, high = self.label_range
+                raise GlueDataError(f"{where}: label {raw!r} is outside {self.name.upper()}'s scores "
+                                    f"[{low:g}, {high:g}]: another column, or another task's file?{layout_text}")
             return value
         if text not in self.labels:
             raise GlueDataError(f"{where}: label {raw!r} is not one of {list(self.labels)} ({self.name}){layout_text}")

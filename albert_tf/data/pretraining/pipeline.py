@@ -282,9 +282,26 @@ def create_pretraining_data(
                "seconds": elapsed, "instances_per_second": counts["instances"] / elapsed if elapsed > 0 else 0.0}
     if log:
         log(format_summary(summary))
+        few = few_instances_warning(counts, config)
+        if few:
+            log(few)
     if counts["instances"] == 0:
         raise InputError("no instances were created (every document was empty); see the counts above")
     return summary
+
+
+def few_instances_warning(counts: dict, config: PretrainingDataConfig) -> str | None:
+    """A warning when the records hold far fewer instances than the input's tokens fill (under a tenth of
+    ``tokens * dupe_factor / max_seq_length``): each instance takes whole lines as sentences, so text without line
+    breaks (a corpus of one giant line) yields one instance per document however long it is."""
+    expected = counts["tokens"] * config.dupe_factor / config.max_seq_length
+    if counts["instances"] == 0 or expected < 10 or counts["instances"] >= expected / 10:
+        return None
+    return (f"warning: {counts['tokens']:,} tokens gave {counts['instances']:,} instance(s), where about "
+            f"{expected:,.0f} would hold them (--max_seq_length={config.max_seq_length}, "
+            f"--dupe_factor={config.dupe_factor}); the input has {counts['lines']:,} line(s) for "
+            f"{counts['documents']:,} document(s): is it one sentence per line? (albert_prepare_text splits text into "
+            "sentences)")
 
 
 def partial_name(path: str) -> str:

@@ -47,6 +47,7 @@ def _open_binary(path: str):
 def resolve_input_files(spec: str) -> list[str]:
     """Comma-separated globs -> files (each glob's matches sorted); an error names a glob that matches nothing."""
     files: list[str] = []
+    named_by: dict[str, str] = {}
     for pattern in [p.strip() for p in (spec or "").split(",") if p.strip()]:
         matches = _fs.glob(pattern)
         if not matches and _fs.isdir(pattern):
@@ -54,6 +55,12 @@ def resolve_input_files(spec: str) -> list[str]:
                              f"{pattern.rstrip('/')}/*.txt")
         if not matches:
             raise InputError(f"--input_file: {pattern!r} matches no file")
+        for path in matches:  # one file twice would put its documents in the records twice, silently
+            key = _fs.canonical_path(path)
+            if key in named_by:
+                raise InputError(f"--input_file: {path} is named twice ({named_by[key]!r} and {pattern!r}); each "
+                                 "file is read once (for more passes over the corpus, --dupe_factor)")
+            named_by[key] = pattern
         files.extend(matches)
     if not files:
         raise InputError("--input_file is empty (give a comma-separated list of files or globs)")

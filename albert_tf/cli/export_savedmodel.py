@@ -190,6 +190,8 @@ def _exported(path: str) -> int:
         with interrupts.deferred():
             _fs.rmtree(path)
         raise
+    interrupts.note(f"after converting {path}")  # a stop from here on: everything is written
+    interrupts.advise(f"{path} and {', '.join(written)} are complete (written before the stop)")
     print(f"exported {path}", flush=True)
     for converted in written:
         print(f"wrote {converted}", flush=True)

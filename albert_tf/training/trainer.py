@@ -282,7 +282,11 @@ class Trainer:
 
     def save(self) -> str | None:
         with interrupts.deferred():  # Ctrl-C waits for the checkpoint and the manager's state file to be written
-            path = self._manager.save(checkpoint_number=int(self.global_step.numpy()))
+            step = int(self.global_step.numpy())
+            path = self._manager.save(checkpoint_number=step)
+            # and then reports it: a signal held during the save is delivered when this block ends, before the
+            # training loop notes the save itself
+            interrupts.note(self._where(step, step))
         if not self.chief:
             if _fs.exists(self._manager_dir()):
                 _fs.rmtree(self._manager_dir())

@@ -81,6 +81,14 @@ def build(root: pathlib.Path) -> dict[str, str]:
     (bad / "stsb" / "STS-B").mkdir(parents=True)
     header = "index\tgenre\tfilename\tyear\told_index\tsource1\tsource2\tsentence1\tsentence2\tscore\n"
     (bad / "stsb" / "STS-B" / "train.tsv").write_text(header + "0\tg\tf\t2012\t1\ts\ts\ta b\tc d\tnot-a-number\n")
+    (bad / "not_zip.keras").write_text("a .keras file is a zip archive; this is text\n")
+    (bad / "blank.txt").write_text("\n  \n\t\n\n")
+    (bad / "giant_line.txt").write_text(open(corpus, encoding="utf-8").read().replace("\n", " "))  # no line breaks
+    (bad / "stsb_range" / "STS-B").mkdir(parents=True)
+    (bad / "stsb_range" / "STS-B" / "train.tsv").write_text(header + "0\tg\tf\t2012\t1\ts\ts\ta b\tc d\t7.5\n")
+    for name, text in (("repro_cut", '{"pretraining": {"run": {"mlm'), ("repro_shape", '{"pretraining": {}}')):
+        (bad / name).mkdir()
+        (bad / name / "results.json").write_text(text)
     (bad / "hf_no_weights").mkdir()
     (bad / "hf_no_weights" / "config.json").write_text('{"model_type": "albert", "vocab_size": 300}')
     paths["bad"] = str(bad)

@@ -30,6 +30,10 @@ CLI = {
     "convert": ["-m", "albert_tf.cli.convert_checkpoint", "convert"],
     "vocab": ["-m", "albert_tf.cli.train_vocab"],
     "prep": ["-m", "albert_tf.cli.prepare_text"],
+    "repro": ["-m", "albert_tf.reproduce"],
+    "configs": ["-m", "albert_tf.configs"],
+    "demo": ["-m", "albert_tf.demo"],
+    "stats": ["-m", "albert_tf.data.pretraining.stats"],
 }
 BASE = {
     "cpd": {"input_file": "{corpus}", "output_file": "{out}/r.tfrecord", "spm_model_file": "{spm}",
@@ -56,10 +60,15 @@ BASE = {
                 "output_format": "huggingface", "albert_config_file": "{config}"},
     "vocab": {"input": "{corpus}", "model_prefix": "{tmp}/spm", "vocab_size": "200"},
     "prep": {"input_file": "{corpus}", "output_file": "{out}/prepared.txt"},
+    "repro": {"workdir": "{out}/w", "output": "{out}/REPRODUCTION.md"},
+    "configs": {},
+    "demo": {"workdir": "{out}/demo", "stages": "table1"},
+    "stats": {"records": "{shard0}"},
 }
 B = "{bad}"
 
-# (id, command, flag changes (None removes a flag; a key starting with '+' is a positional/raw arg), kind, fragments)
+# (id, command, flag changes (None removes a flag; a key starting with '+' is a positional/raw arg, one starting with
+# '$' an environment variable), kind, fragments)
 # kind: "error" (one error line holding every fragment), "ok" (exit 0, the fragments in the output), "rerun-ok" /
 # "rerun-error" (the command twice on the same output; the second run is checked)
 CASES = [
@@ -279,6 +288,52 @@ CASES = [
      ["--output_file", "not a directory"]),
     ("export-head-of-another-task", "export", {"task_name": "MNLI", "checkpoint": B + "/sst2/ckpt-5"}, "error",
      ["--task_name"]),
+    # ---------------------------------------------------------------- reliability, third round. Kind 1: no
+    # traceback from any entry point (the smallest settings, damaged JSON, a .keras file that is no zip archive)
+    ("rc-batch-1", "rc", {"train_batch_size": "1"}, "ok", ["saved checkpoint"]),
+    ("rc-batch-1-accumulate", "rc", {"train_batch_size": "1", "gradient_accumulation_steps": "2"}, "ok",
+     ["saved checkpoint"]),
+    ("rs-batch-1", "rs", {"train_batch_size": "1"}, "ok", ["saved checkpoint"]),
+    ("rr-batch-1", "rr", {"train_batch_size": "1"}, "ok", ["best accuracy = "]),
+    ("rt-batch-1", "rt", {"train_batch_size": "1"}, "ok", ["saved checkpoint"]),
+    ("convert-keras-not-zip", "convert", {"input": B + "/not_zip.keras", "input_format": "albert_tf"}, "error",
+     ["not_zip.keras: not a .keras file (not a zip archive"]),
+    ("repro-render-cut-results", "repro", {"workdir": B + "/repro_cut", "+": "--render_only"}, "error",
+     ["repro_cut/results.json", "cut short"]),
+    ("repro-render-other-shape", "repro", {"workdir": B + "/repro_shape", "+": "--render_only"}, "error",
+     ["repro_shape/results.json", "not the results this version renders"]),
+    ("configs-bad-presets-file", "configs", {"$ALBERT_TF_PRESETS": B + "/not_json.json"}, "error",
+     ["not_json.json", "not valid JSON"]),
+    ("demo-workdir-is-a-file", "demo", {"workdir": "{corpus}"}, "error", ["sample_corpus.txt is a file"]),
+    ("stats-cut-records", "stats", {"records": B + "/cut.tfrecord"}, "error", ["cut.tfrecord", "truncated"]),
+    # Kind 2: messages name the real cause (a file that is there but of another kind is not "not found"; what
+    # SentencePiece and TensorFlow say is put in the user's terms)
+    ("rc-init-is-a-text-file", "rc", {"init_checkpoint": "{corpus}"}, "error",
+     ["sample_corpus.txt: a file, but not a checkpoint"]),
+    ("rc-spm-is-json", "rc", {"spm_model_file": "{config}"}, "error",
+     ["albert_config.json: not a valid SentencePiece model (a text file", "--vocab_file"]),
+    ("rc-vocab-is-binary", "rc", {"spm_model_file": "", "vocab_file": B + "/nul.bin"}, "error",
+     ["nul.bin: a binary file", "not a vocab file"]),
+    ("rc-config-is-binary", "rc", {"albert_config_file": "{spm}"}, "error",
+     ["demo_spm.model: not a JSON config: a binary file"]),
+    ("rc-hub-handle-is-a-file", "rc", {"albert_hub_module_handle": "{corpus}", "albert_config_file": None,
+                                       "spm_model_file": None}, "error",
+     ["a file, where a TF-Hub module's directory is expected"]),
+    ("rc-flagfile-is-binary", "rc", {"flagfile": B + "/nul.bin"}, "error", ["--flagfile", "a binary file"]),
+    ("rs-spm-empty", "rs", {"spm_model_file": B + "/empty.txt"}, "error",
+     ["empty.txt: not a valid SentencePiece model (the file is empty)"]),
+    ("vocab-binary-corpus", "vocab", {"input": B + "/nul.bin"}, "error", ["nul.bin: a binary file"]),
+    ("vocab-blank-corpus", "vocab", {"input": B + "/blank.txt"}, "error", ["no text to train on", "blank line"]),
+    ("export-dir-under-a-file-before-work", "rc", {"export_dir": "{corpus}/export"}, "error",
+     ["--export_dir", "is a file, not a directory"]),
+    # Kind 4: outputs that are nearly empty are named; suspicious data is named before training
+    ("cpd-one-giant-line", "cpd", {"input_file": B + "/giant_line.txt"}, "ok",
+     ["warning:", "instance(s), where about", "one sentence per line?"]),
+    ("cpd-blank-only", "cpd", {"input_file": B + "/blank.txt"}, "error", ["no text in the input"]),
+    ("cpd-same-file-twice", "cpd", {"input_file": "{corpus},{corpus}"}, "error", ["named twice", "--dupe_factor"]),
+    ("rc-stsb-score-out-of-range", "rc", {"data_dir": B + "/stsb_range", "task_name": "STS-B"}, "error",
+     ["train.tsv:2", "outside STS-B's scores [0, 5]"]),
+    ("prep-empty-input", "prep", {"input_file": B + "/empty.txt"}, "error", ["no document in 1 file(s)"]),
 ]
 
 
@@ -286,8 +341,9 @@ def _args(command: str, changes: dict, paths: dict, out: str) -> list[str]:
     values = dict(BASE[command])
     extra = []
     for key, value in changes.items():
-        if key.startswith("+"):
-            extra.append(value)
+        if key.startswith(("+", "$")):
+            if key.startswith("+"):
+                extra.append(value)
         elif value is None:
             values.pop(key, None)
         else:
@@ -302,7 +358,9 @@ WORKERS = 2
 
 
 def run_case(command, changes, paths, out):
-    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "PYTHONHASHSEED": "0"}
+    fill = {**paths, "out": out, "tmp": os.path.dirname(out)}
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "PYTHONHASHSEED": "0",
+           **{k[1:]: v.format(**fill) for k, v in changes.items() if k.startswith("$")}}
     return subprocess.run(
         [sys.executable, *_args(command, changes, paths, out)],
         capture_output=True, text=True, cwd=paths["root"], env=env, timeout=600,

@@ -221,3 +221,27 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "slow" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture
+def installed():
+    """albert-tf's signal handlers installed for one test, Python's own put back after it (pytest's Ctrl-C stays
+    pytest's); the last line's progress and advice start and end empty."""
+    import signal
+    import sys
+
+    from albert_tf import interrupts
+
+    saved = {s: signal.getsignal(s) for s in interrupts.SIGNALS}
+    hook = sys.excepthook
+    for s in interrupts.SIGNALS:
+        signal.signal(s, signal.default_int_handler if s == signal.SIGINT else signal.SIG_DFL)
+    assert interrupts.install()
+    interrupts.note("")
+    interrupts.advise(interrupts.RESUME)
+    yield
+    for s, handler in saved.items():
+        signal.signal(s, handler)
+    sys.excepthook = hook
+    interrupts.note("")
+    interrupts.advise(interrupts.RESUME)

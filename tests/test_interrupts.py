@@ -29,22 +29,6 @@ ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", PYTHONHASHSEED="0")
 PARTIAL_MARKS = (".partial", ".tmp", "-tmp", "_temp")
 
 
-@pytest.fixture
-def installed():
-    """The handlers installed for one test, Python's own put back after it (pytest's Ctrl-C stays pytest's)."""
-    saved = {s: signal.getsignal(s) for s in interrupts.SIGNALS}
-    hook = sys.excepthook
-    for s in interrupts.SIGNALS:
-        signal.signal(s, signal.default_int_handler if s == signal.SIGINT else signal.SIG_DFL)
-    assert interrupts.install()
-    yield
-    for s, handler in saved.items():
-        signal.signal(s, handler)
-    sys.excepthook = hook
-    interrupts.note("")
-    interrupts.advise(interrupts.RESUME)
-
-
 def test_a_signal_is_interrupted_with_the_shells_exit_status(installed):
     for signum, status in ((signal.SIGINT, 130), (signal.SIGTERM, 143)):
         with pytest.raises(interrupts.Interrupted) as caught:

@@ -222,6 +222,29 @@ def test_damaged_archive_is_deleted(tmp_path, monkeypatch, cache, server, releas
     assert final_names(cache) == [] and not list((cache / "downloads").iterdir())
 
 
+def test_an_html_page_where_an_archive_was_expected_is_named(tmp_path, monkeypatch, cache, server):
+    """A sign-in or error page served with status 200 (a share link, not a download link) is named as a page."""
+    server.files["login.tar.gz"] = b"\n<!DOCTYPE html>\n<html><head><title>Sign in</title></head><body></body></html>\n"
+    use_presets(tmp_path, monkeypatch, {"page": {"url": server.url("login.tar.gz")}})
+    with pytest.raises(DownloadError, match=r"preset 'page': .*login.tar.gz answered with an HTML page, not an "
+                                            r"archive .* direct download link"):
+        fetch(get_preset("page"), progress=lambda line: None)
+    assert final_names(cache) == [] and not list((cache / "downloads").iterdir())
+
+
+def test_offline_cache_of_another_url_says_so(tmp_path, monkeypatch, cache, server, release):
+    """Offline, a cached copy fetched from the entry's old URL is named with both URLs, not "not in the cache"."""
+    use_presets(tmp_path, monkeypatch, {"tiny": {"url": server.url("albert_tiny.tar.gz")}})
+    fetch(get_preset("tiny"), progress=lambda line: None)
+    server.files["albert_tiny_v2.tar.gz"] = release["archive"]
+    use_presets(tmp_path, monkeypatch, {"tiny": {"url": server.url("albert_tiny_v2.tar.gz")}})
+    monkeypatch.setenv("ALBERT_TF_OFFLINE", "1")
+    with pytest.raises(DownloadError, match=r"preset 'tiny': the cache holds a copy .* fetched from "
+                                            r"http://127.0.0.1:\d+/albert_tiny.tar.gz, but the preset's URL is now "
+                                            r"http://127.0.0.1:\d+/albert_tiny_v2.tar.gz"):
+        resolve_pretrained("tiny")
+
+
 def test_archive_that_is_no_checkpoint_is_named(tmp_path, monkeypatch, cache, server):
     empty = tmp_path / "empty"
     empty.mkdir()

@@ -69,13 +69,20 @@ def preset_dir(preset: Preset) -> str:
     return os.path.join(cache_dir(), "presets", safe_name(preset.name))
 
 
-def cached_record(preset: Preset) -> dict[str, Any] | None:
-    """The cache's record of ``preset`` when it is there, complete and fetched from the same URL and checksum."""
-    record_file = os.path.join(preset_dir(preset), RECORD)
+def _record_of(folder: str) -> dict[str, Any] | None:
+    """The fetch record in a cache folder (what was fetched, from where), or None where there is none."""
     try:
-        with open(record_file, encoding="utf-8") as f:
+        with open(os.path.join(folder, RECORD), encoding="utf-8") as f:
             record = json.load(f)
     except (OSError, ValueError):
+        return None
+    return record if isinstance(record, dict) else None
+
+
+def cached_record(preset: Preset) -> dict[str, Any] | None:
+    """The cache's record of ``preset`` when it is there, complete and fetched from the same URL and checksum."""
+    record = _record_of(preset_dir(preset))
+    if record is None:
         return None
     if record.get("url") != preset.url:
         return None
@@ -93,6 +100,15 @@ def fetch(preset: Preset, *, progress: Callable[[str], Any] | None = None) -> st
     if cached_record(preset) is not None:
         return final
     if offline():
+        earlier = _record_of(final)
+        if earlier is not None:  # the folder is there, fetched for another URL or checksum than the preset's now
+            differs = "URL" if earlier.get("url") != preset.url else "sha256"
+            raise DownloadError(
+                f"preset {preset.name!r}: the cache holds a copy ({final}) fetched from {earlier.get('url')}, but the "
+                f"preset's {differs} is now {preset.url if differs == 'URL' else preset.sha256}, and "
+                f"${OFFLINE_ENV} forbids fetching it; run once with the network, or restore the entry it was "
+                "fetched with"
+            )
         raise DownloadError(
             f"preset {preset.name!r} is not in the cache ({final}) and ${OFFLINE_ENV} forbids downloading it; run "
             f"once with the network, or point ${CACHE_ENV} at a cache that holds it"
@@ -302,9 +318,24 @@ def _unpack(preset: Preset, archive: str, staging: str) -> None:
         if isinstance(e, OSError) and e.errno == errno.ENOSPC:
             raise DownloadError(f"preset {preset.name!r}: no space left unpacking into {staging}; free some space "
                                 f"or set ${CACHE_ENV} to a larger disk") from None
+        html = _is_html(archive)
         os.remove(archive)
+        if html:  # a login, consent or error page served with status 200
+            raise DownloadError(f"preset {preset.name!r}: {preset.url} answered with an HTML page, not an archive (a "
+                                "sign-in, consent or error page? the URL must be a direct download link); the page "
+                                "was deleted") from None
         raise DownloadError(f"preset {preset.name!r}: {preset.url} is not a readable .tar.gz/.tar/.zip archive "
                             f"({e}); the download was deleted: run again to fetch it anew") from None
+
+
+def _is_html(path: str) -> bool:
+    """Whether the file at ``path`` starts like a web page."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(512).lstrip(b"\xef\xbb\xbf \t\r\n").lower()
+    except OSError:
+        return False
+    return head.startswith((b"<!doctype html", b"<html", b"<head", b"<?xml")) or b"<html" in head[:200]
 
 
 def _fetch_huggingface(preset: Preset, staging: str) -> dict[str, Any]:

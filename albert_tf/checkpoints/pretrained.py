@@ -32,15 +32,22 @@ def is_preset_name(value: str | os.PathLike | None) -> bool:
 
 
 def check_bare_name(value: str | None, flag: str = "--init_checkpoint") -> None:
-    """A bare word (no folder, no scheme) that is neither an existing path nor a preset is most likely a misspelt
-    preset name: say so, with the closest names, instead of "checkpoint not found"."""
-    if not value or "/" in value or os.sep in value or "://" in value or is_preset_name(value):
+    """A bare word (no folder, no scheme), or a Hugging Face style ``owner/name`` whose ``owner`` is no folder here,
+    that is neither an existing path nor a preset is most likely a misspelt preset name or Hub id: say so, with the
+    closest names, before TensorFlow starts, instead of "checkpoint not found" after it."""
+    if not value or "://" in value or os.sep != "/" and os.sep in value or is_preset_name(value):
+        return
+    parts = value.split("/")
+    hub_like = len(parts) == 2 and all(parts) and not value.startswith(".") and not _fs.isdir(parts[0])
+    if "/" in value and not hub_like:
         return
     if _fs.exists(value) or _fs.exists(value + ".index"):
         return
     import difflib
 
     close = difflib.get_close_matches(value, list(presets()), n=3, cutoff=0.6)
+    if hub_like and not close:  # a relative path into a folder that is missing: say that, as before
+        return
     hint = f"; did you mean {' or '.join(close)}?" if close else "; python -m albert_tf.configs lists the names"
     raise PresetError(f"{flag} {value}: no such file or folder, and not a pretrained preset name{hint}")
 

@@ -240,7 +240,7 @@ def load_pretrained_files(
     try:
         config.check_vocab_size(tokenizer.vocab_size)
     except ConfigError as e:  # a run option error: same exit path as the other option checks
-        raise TaskError(str(e)) from None
+        raise TaskError(f"{getattr(tokenizer, 'source', 'the tokenizer')}: {e}") from None
     return tokenizer, config
 
 

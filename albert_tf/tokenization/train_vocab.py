@@ -172,10 +172,13 @@ def _train_from_files(files: list[str], model_prefix: str, vocab_size: int, rand
     except (RuntimeError, ValueError) as e:
         if refused:
             raise refused[0] from None
+        shown = ", ".join(files[:3]) + (f" and {len(files) - 3} more" if len(files) > 3 else "")
+        if isinstance(e, ValueError):  # _train's own message (a vocabulary larger than the corpus allows)
+            raise ValueError(f"{shown}: {e}") from None
         if "sentences_.empty()" not in str(e):
             raise
-        raise ValueError(f"no text to train on: {len(files)} file(s) with {stats['blank_lines_skipped']} blank "
-                         "line(s) and no other (expected one sentence per line)") from None
+        raise ValueError(f"no text to train on in {shown}: {len(files)} file(s) with {stats['blank_lines_skipped']} "
+                         "blank line(s) and no other (expected one sentence per line)") from None
     if refused:
         raise refused[0]
     return dict(stats), encodings

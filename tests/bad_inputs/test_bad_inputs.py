@@ -320,6 +320,8 @@ CASES = [
                                        "spm_model_file": None}, "error",
      ["a file, where a TF-Hub module's directory is expected"]),
     ("rc-flagfile-is-binary", "rc", {"flagfile": B + "/nul.bin"}, "error", ["--flagfile", "a binary file"]),
+    ("rc-misspelt-hub-id", "rc", {"init_checkpoint": "albert/albert-base-v3"}, "error",
+     ["--init_checkpoint albert/albert-base-v3", "did you mean albert/albert-base-v2"]),
     ("rs-spm-empty", "rs", {"spm_model_file": B + "/empty.txt"}, "error",
      ["empty.txt: not a valid SentencePiece model (the file is empty)"]),
     ("vocab-binary-corpus", "vocab", {"input": B + "/nul.bin"}, "error", ["nul.bin: a binary file"]),

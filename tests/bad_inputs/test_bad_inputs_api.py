@@ -43,6 +43,15 @@ def test_bad_config_values(changes, fragment):
         AlbertConfig.from_dict({**GOOD, **changes})
 
 
+@pytest.mark.parametrize("value", ["3", 2.5, True, None])
+def test_num_labels_that_is_not_an_integer_is_named(value):
+    """``int()`` would turn 2.5 into 2 and "3" into 3, and None into a TypeError from deep inside: refused by name."""
+    from albert_tf.tasks.glue.model import AlbertClassifier
+
+    with pytest.raises(ValueError, match=r"num_labels must be an integer >= 1 \(1 = regression\), got"):
+        AlbertClassifier(AlbertConfig.from_dict(GOOD), num_labels=value)
+
+
 def test_bad_config_files(tmp_path):
     bad = tmp_path / "c.json"
     bad.write_text('{\n "vocab_size": 300,\n "hidden_size": 32,,\n}')

@@ -1,7 +1,8 @@
 """The walk: every console script and every ``python -m albert_tf.*`` entry point, each file-valued flag given a
 missing, an empty, a truncated and a wrong-kind file (outputs: a file where a folder goes, a folder where a file
 goes, a path under a file, a new path), one at a time on an otherwise valid command line. No case may end in a
-traceback or a signal; a failure is one ``error:`` line (``tests/bad_inputs/entry_points.py`` has the table).
+traceback or a signal; a failure is one ``error:`` line, and for a wrong input file one that names it
+(``tests/bad_inputs/entry_points.py`` has the table).
 """
 
 from __future__ import annotations
@@ -83,9 +84,11 @@ def run_one(case: tuple[str, str, str, str], prepared: dict, case_dir: pathlib.P
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "PYTHONHASHSEED": "0",
            "ALBERT_TF_CACHE": str(case_dir / "cache"), **env}
     try:
-        return subprocess.run(argv, capture_output=True, text=True, cwd=str(case_dir), env=env, timeout=TIMEOUT)
+        result = subprocess.run(argv, capture_output=True, text=True, cwd=str(case_dir), env=env, timeout=TIMEOUT)
     except subprocess.TimeoutExpired as e:
-        return subprocess.CompletedProcess(argv, -9, "", f"timed out after {TIMEOUT} s: {e.stderr!r}")
+        result = subprocess.CompletedProcess(argv, -9, "", f"timed out after {TIMEOUT} s: {e.stderr!r}")
+    result.value = value  # what the flag (or variable) was given
+    return result
 
 
 @pytest.fixture(scope="module")
@@ -94,13 +97,24 @@ def walked(request, tmp_path_factory):
     wanted = {item.callspec.params["case"][0] for item in request.session.items
               if getattr(item, "originalname", "") == "test_no_traceback"}
     selected = [c for c in CASES if c[0] in wanted]
-    prepared = prepare(tmp_path_factory.mktemp("walk"))
+    root = tmp_path_factory.mktemp("walk")
+    prepared = prepare(root)
+    before = fixtures.checksums(str(root))
 
     def one(case):
         return run_one(case, prepared, tmp_path_factory.mktemp(case[0][:60]))
 
     with concurrent.futures.ThreadPoolExecutor(2) as pool:
-        return dict(zip([c[0] for c in selected], pool.map(one, selected)))
+        results = dict(zip([c[0] for c in selected], pool.map(one, selected)))
+    after = fixtures.checksums(str(root))
+    results["changed inputs"] = sorted(p for p in set(before) | set(after) if before.get(p) != after.get(p))
+    return results
+
+
+@pytest.mark.slow
+def test_the_walk_changes_no_input(walked):
+    """Every input and wrong file the cases read is byte for byte as before (outputs go to each case's folder)."""
+    assert walked["changed inputs"] == []
 
 
 @pytest.mark.slow
@@ -114,6 +128,9 @@ def test_no_traceback(case, walked):
     if result.returncode:
         errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
         assert len(errors) == 1, where
+        case_id, name, flag, variant = case
+        if variant in entry_points.VARIANTS:  # a wrong input file: the one line names it
+            assert result.value in errors[0] or os.path.basename(result.value) in errors[0], where
 
 
 def _help_flags(name: str) -> set[str]:

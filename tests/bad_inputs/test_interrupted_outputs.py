@@ -10,29 +10,11 @@ from __future__ import annotations
 
 import os
 import signal
-import sys
 import types
 
 import pytest
 
 from albert_tf import interrupts
-
-
-@pytest.fixture
-def installed():
-    saved = {s: signal.getsignal(s) for s in interrupts.SIGNALS}
-    hook = sys.excepthook
-    for s in interrupts.SIGNALS:
-        signal.signal(s, signal.default_int_handler if s == signal.SIGINT else signal.SIG_DFL)
-    assert interrupts.install()
-    interrupts.note("")
-    interrupts.advise(interrupts.RESUME)
-    yield
-    for s, handler in saved.items():
-        signal.signal(s, handler)
-    sys.excepthook = hook
-    interrupts.note("")
-    interrupts.advise(interrupts.RESUME)
 
 
 def _signal_self():

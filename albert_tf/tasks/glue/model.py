@@ -19,6 +19,7 @@ works unchanged. ``return_pooled_output=True`` makes it the dict ``{"logits", "p
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Mapping
 from typing import Any
 
@@ -62,7 +63,10 @@ class AlbertClassifier(RebuiltFromConfig, keras.Model):
         **kwargs,
     ):
         config = as_config(config)
-        if int(num_labels) < 1:
+        if isinstance(num_labels, bool) or not isinstance(num_labels, numbers.Integral):  # 2.5 or "3" would truncate
+            raise ValueError(f"num_labels must be an integer >= 1 (1 = regression), got {num_labels!r} "
+                             f"({type(num_labels).__name__})")
+        if num_labels < 1:
             raise ValueError(f"num_labels must be >= 1 (1 = regression), got {num_labels}")
         if not 0.0 <= float(classifier_dropout) < 1.0:
             raise ValueError(f"classifier_dropout must be in [0, 1), got {classifier_dropout}")

@@ -321,6 +321,26 @@ def flagfile_problem(path: str) -> str | None:
     return None
 
 
+def flagfile_holding(flag_error: str, args: list[str]) -> str:
+    """``"--flagfile=F: "`` where the flag an absl error names (``flag_error``) was read from a flagfile ``F`` of
+    ``args``, so that the message points at the file to fix, not at a command line that does not hold the flag;
+    else ``""``."""
+    import re
+
+    found = re.search(r"flag '-*([\w.-]+)'|--([\w.-]+)", flag_error)
+    name = next((g for g in (found.groups() if found else ()) if g), None)
+    for arg in args:
+        if name and arg.startswith("--flagfile="):
+            path = arg.split("=", 1)[1]
+            try:
+                with open(path, encoding="utf-8") as f:
+                    if any(line.strip().lstrip("-").split("=")[0] == name for line in f):
+                        return f"--flagfile={path}: "
+            except (OSError, UnicodeDecodeError):
+                continue
+    return ""
+
+
 def file_in_the_way(path: str) -> str | None:
     """The existing file that ``path`` or one of its parents is, where a folder is needed (``out.txt/run``)."""
     path = os.fspath(path).rstrip("/")

@@ -84,25 +84,6 @@ def check_flagfiles(argv: Sequence[str]) -> str | None:
     return None
 
 
-def flagfile_of(error: BaseException, argv: Sequence[str]) -> str:
-    """``"--flagfile=F: "`` where the flag an absl error names was read from flagfile ``F`` (so the message points at
-    the file to fix, not at a command line that does not hold the flag), else ``""``."""
-    import re
-
-    found = re.search(r"flag '-*([\w.-]+)'|--([\w.-]+)", str(error))
-    name = next((g for g in (found.groups() if found else ()) if g), None)
-    for arg in _options(["", *argv[1:]]):
-        if name and arg.startswith("--flagfile="):
-            path = arg.split("=", 1)[1]
-            try:
-                with open(path, encoding="utf-8") as f:
-                    if any(line.strip().lstrip("-").split("=")[0] == name for line in f):
-                        return f"--flagfile={path}: "
-            except (OSError, UnicodeDecodeError):
-                continue
-    return ""
-
-
 def _stderr(line: str) -> None:
     print(line, file=sys.stderr)
 
@@ -278,7 +259,9 @@ def run(
     try:  # absl's own report of a bad flag is two lines on stderr and exit 1
         flags.FLAGS(argv)
     except flags.Error as e:
-        print(f"error: {flagfile_of(e, argv)}{one_line(e)}", file=sys.stderr)
+        from albert_tf import files as _fs
+
+        print(f"error: {_fs.flagfile_holding(str(e), _options(argv))}{one_line(e)}", file=sys.stderr)
         sys.exit(2)
 
     def wrapped(args: list[str]) -> None:

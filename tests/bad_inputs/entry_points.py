@@ -35,7 +35,7 @@ FINE_TUNING = {"albert_config_file": ("config", {}), "spm_model_file": ("spm", {
                "vocab_file": ("vocab", {"spm_model_file": ""}), "init_checkpoint": ("checkpoint", {}),
                "albert_hub_module_handle": ("hub", {"albert_config_file": None, "spm_model_file": None}),
                "output_dir": ("out_dir", {}), "export_dir": ("out_dir", {}), "cached_dir": ("out_dir", {}),
-               "predict_checkpoint": ("checkpoint", {"do_train": "false", "do_eval": "true"}),
+               "predict_checkpoint": ("checkpoint", {"do_train": "false", "export_dir": "{out}/export"}),
                "flagfile": ("flagfile", {})}
 
 #: entry point -> (argv after the interpreter, a valid command line, {flag: (kind, flags that make it read)})
@@ -77,8 +77,7 @@ ENTRY_POINTS: dict[str, tuple[list[str], dict[str, str | bool], dict[str, tuple[
         "spm_model_file": "{spm}", "max_seq_length": "16", "do_train": "true", "train_step": "1",
         "train_batch_size": "4", "save_checkpoints_steps": "1"}, {
         **FINE_TUNING, "train_file": ("conll", {}), "dev_file": ("conll", {"do_eval": "true"}),
-        "predict_checkpoint": ("checkpoint", {"do_train": "false", "do_eval": "true",
-                                              "dev_file": "{tagging}/dev.conll"}),
+        "predict_checkpoint": ("checkpoint", {"do_train": "false", "export_dir": "{out}/export"}),
         "predict_file": ("conll", {"do_predict": "true"})}),
     "create_pretraining_data": (["-m", "albert_tf.cli.create_pretraining_data"], {
         "input_file": "{corpus}", "output_file": "{out}/r.tfrecord", "spm_model_file": "{spm}",

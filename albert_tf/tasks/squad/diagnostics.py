@@ -208,6 +208,10 @@ def upper_bound_main(argv: Sequence[str]) -> int:
         )
     except (flags.Error, ValueError, OSError) as e:
         what = f"{e.filename}: {e.strerror}" if isinstance(e, OSError) and e.filename else str(e)
+        if isinstance(e, flags.Error):
+            from albert_tf import files as _fs
+
+            what = _fs.flagfile_holding(what, args[2:]) + what
         print(f"error: span_upper_bound: {what}", file=sys.stderr)
         return 2
     print(json.dumps(result, indent=2, ensure_ascii=False))

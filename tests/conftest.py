@@ -245,3 +245,19 @@ def installed():
     sys.excepthook = hook
     interrupts.note("")
     interrupts.advise(interrupts.RESUME)
+    interrupts.forget()  # the signal the test sent is not one a later command in this process received
+
+
+@pytest.fixture(autouse=True)
+def _signals_as_a_shell_leaves_them():
+    """After each test, SIGINT and SIGTERM as a shell gives them to a command: a test that left one ignored
+    (``SIG_IGN`` is inherited by every process started after it) would make the signal tests of a later test in the
+    same worker run their commands deaf to Ctrl-C. The product's own guard is
+    ``test_a_command_run_inside_a_process_leaves_no_ignored_signal_behind``."""
+    import signal
+
+    yield
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    if signal.getsignal(signal.SIGTERM) is signal.SIG_IGN:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)

@@ -361,6 +361,7 @@ def test_bucketed_export_cuts_each_text_request_to_its_bucket(tmp_path):
     ids = np.full((2, 200), 7, np.int32)
     mask = np.zeros((2, 200), np.int32)
     mask[0, :10] = 1
+    mask[1, :4] = 1  # a row with no real token is refused
     assert lengths("bucketed", "serve_token_ids", input_ids=ids, input_mask=mask, segment_ids=0 * ids) == [200, 200]
 
 

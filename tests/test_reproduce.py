@@ -337,7 +337,7 @@ def test_tiny_budget_end_to_end_resumes_and_renders(tmp_path, capsys):
     out.unlink()
     start = time.time()
     assert main(["--render_only", f"--output={out}", f"--workdir={tmp_path / 'nowhere'}"]) == 0
-    assert time.time() - start < 30
+    assert time.time() - start < 90  # seconds, not the experiments' minutes; room for a loaded CI machine
     assert out.read_text(encoding="utf-8") == text
     assert all((assets / plot).exists() for plot in PLOTS)
 

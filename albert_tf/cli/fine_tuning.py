@@ -5,7 +5,7 @@ The order of work is the same for every task, and what makes a mistake cheapest 
 from the task's options dataclass, :func:`~albert_tf.training.run_config.define_option_flags`, plus the shared
 ones of :mod:`albert_tf.cli.flags`), then every input file the run reads (the task's ``inputs.check_inputs``), both
 without TensorFlow and before a pretrained preset's download; then the model config and tokenizer files
-(``tasks.base.load_pretrained_files``), still without TensorFlow; then the task's ``run``.
+(``tasks.base.check_model_files``), still without TensorFlow; then the task's ``run``.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from absl import flags
 
 from albert_tf.cli import app
 from albert_tf.cli import flags as shared
-from albert_tf.tasks.base import load_pretrained_files
+from albert_tf.tasks.base import check_model_files
 from albert_tf.training.run_config import ExperimentConfig, define_option_flags
 
 FLAGS = flags.FLAGS
@@ -69,7 +69,7 @@ class FineTuningCommand:
         check_inputs = importlib.import_module(f"{self.package}.inputs").check_inputs
         config = shared.checked_config(lambda fetch: self.config_from_flags(fetch=fetch), check_inputs,
                                        schedule_from_data=self.schedule_from_data)
-        load_pretrained_files(config.task, config.run)  # the config and tokenizer files, before TensorFlow starts
+        check_model_files(config.task)  # the config and tokenizer files, before TensorFlow starts
         summary = importlib.import_module(f"{self.package}.task").run(config)  # TensorFlow from here
         for line in self.report(summary):
             print(line, flush=True)

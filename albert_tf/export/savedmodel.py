@@ -54,11 +54,16 @@ def checked_strings(inputs: Mapping[str, Any], layouts: Mapping[str, str] | None
 
     layouts = {name: (layouts or {}).get(name, "[batch]") for name in inputs}
     checks = [rank_check(value, name, layouts[name]) for name, value in inputs.items()]
+    out = {}
     with tf.control_dependencies(checks):
-        # and a data dependency: a control edge alone does not order the ops of a nested tf.function's body once
-        # it is inlined, which may then fail first on the wrong rank (EnsureShape's own message names the input)
-        return {name: tf.raw_ops.EnsureShape(input=value, shape=[None] * (layouts[name].count(",") + 1))
-                for name, value in inputs.items()}
+        for name, value in inputs.items():
+            # and a data dependency: a control edge alone does not order the ops of a nested tf.function's body
+            # once it is inlined, which may then fail first on the wrong rank. CheckNumerics of 1 / ok fails with the
+            # same message where the rank is wrong, and the value's reshape waits for its output.
+            ok = tf.cast(tf.equal(tf.raw_ops.Rank(input=value), layouts[name].count(",") + 1), tf.float32)
+            one = tf.raw_ops.CheckNumerics(tensor=1.0 / ok, message=f"{name} must have the shape {layouts[name]}")
+            out[name] = tf.reshape(value, tf.shape(value) * tf.cast(one, tf.int32))
+    return out
 
 
 def checked_token_ids(features: Mapping[str, Any], names: Sequence[str], config: Any, layout: str,
@@ -85,10 +90,6 @@ def checked_token_ids(features: Mapping[str, Any], names: Sequence[str], config:
               for k in names if k != "input_ids"]
     checks.append(tf.debugging.Assert(tf.logical_or(tf.equal(tf.shape(ids)[0], 0), tf.shape(ids)[-1] > 0),
                                       [f"{say['input_ids']}: sequences of no token (each starts with [CLS])"]))
-    if "input_mask" in names:  # a row without a real token has nothing to attend to: refused, not answered
-        real = tf.reduce_any(tf.not_equal(features["input_mask"], 0), axis=-1)
-        checks.append(tf.debugging.Assert(tf.reduce_all(real),
-                                          [f"{say['input_mask']}: a row with no real token (all zeros)"]))
     ranges = {}
     if config is not None:  # a stand-in model without an AlbertConfig gets the shape and mask checks only
         limit = int(config.max_position_embeddings)
@@ -105,6 +106,12 @@ def checked_token_ids(features: Mapping[str, Any], names: Sequence[str], config:
         checks.append(tf.debugging.assert_non_negative(features[name], message=message))
         checks.append(tf.debugging.assert_less(features[name], tf.constant(high, features[name].dtype),
                                                message=message))
+    if "input_mask" in names:  # a row without a real token has nothing to attend to: refused, not answered; after
+        # the other checks, so a request wrong in several ways is told its shape or range first
+        with tf.control_dependencies(checks):
+            real = tf.reduce_any(tf.not_equal(features["input_mask"], 0), axis=-1)
+            checks.append(tf.debugging.Assert(tf.reduce_all(real),
+                                              [f"{say['input_mask']}: a row with no real token (all zeros)"]))
     with tf.control_dependencies(checks):
         return {k: tf.identity(features[k]) for k in names}
 

@@ -223,6 +223,16 @@ def load_tokenizer(options: FineTuningOptions) -> FullTokenizer:
     raise TaskError("give --spm_model_file (SentencePiece) or --vocab_file (WordPiece, with --spm_model_file='')")
 
 
+def check_model_files(options: FineTuningOptions) -> None:
+    """That ``--albert_config_file`` and the tokenizer file (``--spm_model_file`` or ``--vocab_file``) each read as
+    what they should be; a command runs this before TensorFlow starts. How they agree with each other and with the
+    task is :func:`load_pretrained_files`'s, in the task's own terms."""
+    if options.albert_config_file:
+        AlbertConfig.load(options.albert_config_file)
+    if options.spm_model_file or options.vocab_file:
+        load_tokenizer(options)
+
+
 def load_pretrained_files(
     options: FineTuningOptions, run: Any, load: Callable[[Any], FullTokenizer] = load_tokenizer
 ) -> tuple[FullTokenizer, AlbertConfig]:

@@ -67,7 +67,8 @@ def load_tokenizer(options: SquadOptions) -> FullTokenizer:
     """SQuAD is SentencePiece only (official ``squad_utils.py``): the character alignment works on SentencePiece
     pieces."""
     if not options.spm_model_file:
-        which = " (--vocab_file is WordPiece: not supported for SQuAD)" if options.vocab_file else ""
+        which = (f" (--vocab_file={options.vocab_file} is WordPiece: not supported for SQuAD)"
+                 if options.vocab_file else "")
         raise TaskError(f"--spm_model_file is required: SQuAD features are SentencePiece only{which}")
     return FullTokenizer(do_lower_case=options.do_lower_case, spm_model_file=options.spm_model_file)
 

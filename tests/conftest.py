@@ -250,14 +250,18 @@ def installed():
 
 @pytest.fixture(autouse=True)
 def _signals_as_a_shell_leaves_them():
-    """After each test, SIGINT and SIGTERM as a shell gives them to a command: a test that left one ignored
+    """Before and after each test, SIGINT and SIGTERM as a shell gives them to a command: a test that left one ignored
     (``SIG_IGN`` is inherited by every process started after it) would make the signal tests of a later test in the
     same worker run their commands deaf to Ctrl-C. The product's own guard is
     ``test_a_command_run_inside_a_process_leaves_no_ignored_signal_behind``."""
     import signal
 
+    def restore():
+        if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+        if signal.getsignal(signal.SIGTERM) is signal.SIG_IGN:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+    restore()  # before, too: a module import or a fixture outside any test may have left one ignored
     yield
-    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-    if signal.getsignal(signal.SIGTERM) is signal.SIG_IGN:
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    restore()

@@ -301,6 +301,12 @@ def _same_file(a: str, b: str) -> bool:
     return os.path.samefile(a, b)  # a hard link or a bind mount has another name but the same inode
 
 
+def named(paths: list[str], most: int = 3) -> str:
+    """The first ``most`` of ``paths`` for a message, and how many more."""
+    shown = ", ".join(paths[:most])
+    return shown + (f" and {len(paths) - most} more" if len(paths) > most else "")
+
+
 def flagfile_problem(path: str) -> str | None:
     """What is wrong with ``path`` as an absl ``--flagfile`` (missing, a folder, binary), else None. absl's own
     words for these are ``ERROR:: Unable to open flagfile: [Errno 2] ...`` or a NUL line taken for an argument."""

@@ -118,8 +118,7 @@ def prepare_files(input_files: Sequence[str], output_file: str, encodings: Seque
                 counts["documents"] += 1
                 counts["sentences"] += len(sentences)
         if not counts["documents"]:  # nothing to publish: an empty output would pass for a prepared corpus
-            shown = ", ".join(input_files[:3]) + (f" and {len(input_files) - 3} more" if len(input_files) > 3 else "")
-            raise ValueError(f"no document in {shown}: {counts['paragraphs']} paragraph(s), "
+            raise ValueError(f"no document in {_fs.named(list(input_files))}: {counts['paragraphs']} paragraph(s), "
                              f"{counts['skipped_documents']} document(s) under --min_sentences={min_sentences} "
                              "skipped; the input is empty or blank")
     except BaseException:

@@ -172,7 +172,7 @@ def _train_from_files(files: list[str], model_prefix: str, vocab_size: int, rand
     except (RuntimeError, ValueError) as e:
         if refused:
             raise refused[0] from None
-        shown = ", ".join(files[:3]) + (f" and {len(files) - 3} more" if len(files) > 3 else "")
+        shown = _fs.named([str(f) for f in files])
         if isinstance(e, ValueError):  # _train's own message (a vocabulary larger than the corpus allows)
             raise ValueError(f"{shown}: {e}") from None
         if "sentences_.empty()" not in str(e):

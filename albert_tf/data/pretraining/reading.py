@@ -44,12 +44,6 @@ def _open_binary(path: str):
     return open(path, "rb")
 
 
-def _named(files: Sequence[str], most: int = 3) -> str:
-    """The first ``most`` of ``files`` for a message, and how many more."""
-    shown = ", ".join(files[:most])
-    return shown + (f" and {len(files) - most} more" if len(files) > most else "")
-
-
 def resolve_input_files(spec: str) -> list[str]:
     """Comma-separated globs -> files (each glob's matches sorted); an error names a glob that matches nothing."""
     files: list[str] = []
@@ -118,8 +112,8 @@ def scan_inputs(files: Sequence[str], encoding: str = "utf-8") -> dict:
             stats["blank_only_files"] += 1
     if stats["text_lines"] == 0:
         raise InputError(
-            f"no text in the input ({_named(files)}): {len(files)} file(s), {stats['lines']} line(s), all empty or "
-            "blank (expected one sentence per line, blank lines between documents)"
+            f"no text in the input ({_fs.named(list(files))}): {len(files)} file(s), {stats['lines']} line(s), all "
+            "empty or blank (expected one sentence per line, blank lines between documents)"
         )
     return stats
 

@@ -48,6 +48,21 @@ def shared_data_dir() -> pathlib.Path:
     return pathlib.Path(env) if env else ROOT.parent / "shared" / "data"
 
 
+def answerable_squad_file(shared: str | os.PathLike, workdir: str) -> str:
+    """``squad/dev-v2.0-subset-a.json`` under ``shared`` cut to its answerable questions, written once to
+    ``workdir/squad_v1_answerable.json`` as a SQuAD v1.1 file (the v1 benchmarks' data). Worker processes may write
+    it at the same moment: each under its own temporary name, renamed whole."""
+    from albert_tf import files
+    from albert_tf.evaluation.squad_metrics import answerable_subset
+
+    out = os.path.join(workdir, "squad_v1_answerable.json")
+    if not os.path.exists(out):
+        with open(os.path.join(shared, "squad", "dev-v2.0-subset-a.json"), encoding="utf-8") as f:
+            data = json.load(f)
+        files.write_text_atomic(out, json.dumps({"version": "1.1", "data": answerable_subset(data["data"])}))
+    return out
+
+
 def cpu_flags() -> set[str]:
     """Every flag of the first CPU in /proc/cpuinfo (empty where unreadable)."""
     try:
@@ -94,9 +109,9 @@ def emit(result: dict, output: str = "") -> dict:
     renamed). Returns ``result``."""
     text = json.dumps(result, indent=1, default=float)
     if output:
-        with open(output + ".tmp", "w", encoding="utf-8") as f:
-            f.write(text + "\n")
-        os.replace(output + ".tmp", output)
+        from albert_tf import files
+
+        files.write_text_atomic(output, text + "\n")
     print(text)
     return result
 

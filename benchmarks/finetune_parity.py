@@ -77,7 +77,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from benchmarks import parity_tagging  # noqa: E402
-from benchmarks.common import DEV_LOSS, machine_info, shared_data_dir, tokenizer_of, versions  # noqa: E402
+from benchmarks.common import DEV_LOSS, answerable_squad_file, machine_info, shared_data_dir, tokenizer_of, versions  # noqa: E402
 
 
 def log(line: str) -> None:
@@ -206,14 +206,7 @@ def glue_features(shared_data: str, task: str, max_seq_length: int) -> dict:
 
 def answerable_squad(args: argparse.Namespace, workdir: str) -> str:
     """``dev-v2.0-subset-a.json`` cut to its answerable questions, as a SQuAD v1.1 file."""
-    from albert_tf.evaluation.squad_metrics import answerable_subset
-
-    with open(os.path.join(args.shared_data, "squad", "dev-v2.0-subset-a.json"), encoding="utf-8") as f:
-        data = json.load(f)
-    path = os.path.join(workdir, "squad_v1_answerable.json")
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump({"version": "1.1", "data": answerable_subset(data["data"])}, f)
-    return path
+    return answerable_squad_file(args.shared_data, workdir)
 
 
 # ------------------------------------------------------------------------------------------------ albert-tf
@@ -917,9 +910,9 @@ def markdown(results: list[dict]) -> str:
 
 
 def _write(path: str, result: dict) -> None:
-    with open(path + ".tmp", "w", encoding="utf-8") as f:
-        json.dump(result, f, indent=1)
-    os.replace(path + ".tmp", path)
+    from albert_tf import files
+
+    files.write_text_atomic(path, json.dumps(result, indent=1))
 
 
 if __name__ == "__main__":

@@ -31,11 +31,10 @@ keras-hub has no ALBERT question-answering or multiple-choice model, so it has n
 from __future__ import annotations
 
 import argparse
-import json
 import os
 from typing import Any
 
-from benchmarks.common import DatasetImplementation, TorchImplementation, set_tf_threads
+from benchmarks.common import DatasetImplementation, TorchImplementation, answerable_squad_file, set_tf_threads
 
 #: task -> (max_seq_length, default examples (windows / questions), default batch, what an example is)
 TASKS = {
@@ -56,16 +55,7 @@ def squad_file(args: argparse.Namespace) -> str:
     path = str(args.shared / "squad" / "dev-v2.0-subset-a.json")
     if args.task == "squad_v2":
         return path
-    from albert_tf.evaluation.squad_metrics import answerable_subset
-
-    out = os.path.join(args.work_dir, "squad_v1_answerable.json")
-    if not os.path.exists(out):
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
-        with open(out + ".tmp", "w", encoding="utf-8") as f:
-            json.dump({"version": "1.1", "data": answerable_subset(data["data"])}, f)
-        os.replace(out + ".tmp", out)
-    return out
+    return answerable_squad_file(args.shared, args.work_dir)
 
 
 def examples_in_file(args: argparse.Namespace) -> list[dict[str, Any]]:

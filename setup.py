@@ -44,6 +44,8 @@ EXTRAS = {
         "onnxruntime==1.32.0",
         # tests/test_tagging_data.py: the entity scores against seqeval's (conlleval's chunking).
         "seqeval==1.2.2",
+        # tests/test_keras_hub_presets.py: keras-hub presets in and out (the "keras_hub" extra).
+        "keras-hub==0.32.0",
     ],
     # Independent reference implementations, used only by tests and benchmarks.
     # torch is pinned to the CPU build available as a local wheel on the project machines;
@@ -61,6 +63,9 @@ EXTRAS = {
     # export_savedmodel --onnx: tf2onnx 1.17.0 converts TF 2.21 functions (albert_tf/export/onnx.py); ONNX Runtime
     # runs the file. onnx 1.23 wants protobuf>=6.31.1 and ml_dtypes>=0.5.4, as the pinned TensorFlow has.
     "onnx": ["tf2onnx==1.17.0", "onnx==1.23.2", "onnxruntime==1.32.0"],
+    # keras-hub presets in and out (albert_convert_checkpoint --input_format/--output_format=keras_hub,
+    # --init_checkpoint=<keras-hub preset folder or handle>): read and written through keras-hub itself.
+    "keras_hub": ["keras-hub==0.32.0"],
     # The TensorBoard UI for the training and evaluation scalars every runner writes.
     "tensorboard": ["tensorboard==2.21.0"],
 }

@@ -408,4 +408,4 @@ def test_cli_flag_and_warning_on_stderr(tmp_path, capsys):
     assert not (tmp_path / "x").exists()
     # tokenizer flags with a non-HF output are refused
     code = run_cli([*common[:-1], "official", "--output", str(tmp_path / "o" / "m"), "--spm_model_file", spm_file])
-    assert code == 1 and "Hugging Face output only" in capsys.readouterr().err
+    assert code == 1 and "Hugging Face or keras-hub output only" in capsys.readouterr().err

@@ -1,4 +1,4 @@
-"""Checkpoint interop: official TF1 checkpoints, albert-tf (TF2 / .keras), Hugging Face.
+"""Checkpoint interop: official TF1 checkpoints, albert-tf (TF2 / .keras), Hugging Face, keras-hub presets.
 
 Every format passes through the official TF1 variable names (official ``modeling.py`` scopes; ``names.py``), so one
 report type (:class:`LoadReport`) describes any load. Runners call :func:`init_from_checkpoint`
@@ -55,7 +55,7 @@ class CheckpointInitError(CheckpointError):
 def load_checkpoint(model: Any, path: Any, input_format: str | None = None, config: Any | None = None) -> LoadReport:
     """Load ``path`` (format detected unless given) into ``model``; returns the report, raises nothing on gaps.
     ``path`` may be the :class:`~albert_tf.checkpoints.official.OpenCheckpoint` the detector opened."""
-    from albert_tf.checkpoints import huggingface, native, official
+    from albert_tf.checkpoints import huggingface, keras_hub, native, official
 
     if input_format:
         opened = path if isinstance(path, official.OpenCheckpoint) else None
@@ -69,6 +69,8 @@ def load_checkpoint(model: Any, path: Any, input_format: str | None = None, conf
         return huggingface.load_huggingface(model, path)
     if input_format == "albert_tf":
         return native.load_native(model, path, config)
+    if input_format == "keras_hub":
+        return keras_hub.load_keras_hub(model, path)
     raise CheckpointError(f"unknown checkpoint format {input_format!r}; use one of {', '.join(FORMATS)}")
 
 
@@ -84,7 +86,8 @@ def restore_pretrained(
 
     ``path`` may be an official TF1 checkpoint prefix or directory (``module/`` prefix and
     optimizer slots allowed), an albert-tf TF2 checkpoint (``ckpt-N`` or its directory), a
-    ``.keras`` / ``.weights.h5`` file, or a Hugging Face directory. The checkpoint is checked
+    ``.keras`` / ``.weights.h5`` file, a Hugging Face directory, or a keras-hub preset folder or handle (the
+    backbone, and an ``AlbertTextClassifier``'s head for a classifier). The checkpoint is checked
     against the model's config first (one-line :class:`ConfigMismatchError`). Raises
     :class:`CheckpointError` when nothing loaded, and with ``require_backbone`` when any
     backbone (``bert/...``) variable is missing or mis-shaped; head variables absent from the

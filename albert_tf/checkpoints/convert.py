@@ -1,4 +1,4 @@
-"""Convert between official TF1 checkpoints, albert-tf (``.keras`` / TF2) and Hugging Face.
+"""Convert between official TF1 checkpoints, albert-tf (``.keras`` / TF2), Hugging Face and keras-hub presets.
 
 Pipeline: read the input as ``{official name: array}`` (or, for albert-tf, the model it
 holds), check it against the ALBERT config before anything is built, load it into an
@@ -7,10 +7,12 @@ albert-tf model (``AlbertPretrainer`` when the MLM and SOP heads are present, el
 Official fine-tuning heads (``output_weights``, ``cls/squad/*``, SQuAD v2) that the model
 does not hold are carried through unchanged to an official output, and to a Hugging Face
 output where transformers has the same head (the SQuAD v2 heads have none: refused unless
-``allow_partial``, then listed as not written).
+``allow_partial``, then listed as not written); to a keras-hub output as the task keras-hub has for the head
+(``AlbertTextClassifier``), and otherwise refused the same way (:mod:`albert_tf.checkpoints.keras_hub`).
 
-A Hugging Face output also gets the model's tokenizer (:func:`find_tokenizer`): the given
-SentencePiece ``.model`` / WordPiece vocab file, else the one found beside the input checkpoint.
+A Hugging Face or keras-hub output also gets the model's tokenizer (:func:`find_tokenizer`): the given
+SentencePiece ``.model`` / WordPiece vocab file (keras-hub: SentencePiece only), else the one found beside the input
+checkpoint or in the keras-hub preset.
 With none, the weights are still written and a warning says that no tokenizer was.
 """
 
@@ -18,15 +20,15 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from albert_tf import files as _fs
-from albert_tf.checkpoints import huggingface, native, official, trainer_layout
+from albert_tf.checkpoints import huggingface, keras_hub, native, official, trainer_layout
 from albert_tf.checkpoints.formats import FORMATS
-from albert_tf.checkpoints.heads import TaskHead, official_head_names
+from albert_tf.checkpoints.heads import TaskHead, head_rows, heads_of, official_head_names
 from albert_tf.checkpoints.huggingface_names import official_to_huggingface_name
 from albert_tf.checkpoints.paths import checkpoint_paths, list_run_checkpoints
 from albert_tf.checkpoints.report import (
@@ -36,8 +38,12 @@ from albert_tf.checkpoints.report import (
     assign_official_arrays,
     model_official_arrays,
 )
+from albert_tf.checkpoints.run_meta import find_in_run, run_folders
 
 CONFIG_NAME = "albert_config.json"
+#: The output formats that get the model's tokenizer, and how messages name each format's task classes.
+TOKENIZER_OUTPUTS = ("huggingface", "keras_hub")
+OUTPUT_NAMES = {"huggingface": "Hugging Face", "keras_hub": "keras-hub", "official": "official TF1"}
 _PRETRAINING_HEADS = official.PRETRAINING_HEAD_NAMES
 
 
@@ -89,6 +95,10 @@ def find_tokenizer(
     if recorded:
         return recorded, note
     path = os.fspath(input_path)
+    if keras_hub.is_keras_hub_handle(path) or keras_hub.is_keras_hub_folder(path):
+        found = keras_hub.tokenizer_file(path)
+        if found:
+            return {"spm_model_file": found}, f"tokenizer: {found} (the keras-hub preset's)"
     folder = path if _fs.isdir(path) else (os.path.dirname(path) or ".")
     for key, pattern in TOKENIZER_PATTERNS:
         found = sorted(_fs.match(os.path.join(folder, pattern)))
@@ -121,38 +131,66 @@ def _run_tokenizer(input_path: str) -> tuple[dict[str, str], str]:
 
 
 def find_config(input_path: str, input_format: str, albert_config_file: str | None) -> Any:
-    """The ALBERT config: the given file, else ``albert_config.json`` beside the checkpoint.
+    """The ALBERT config: the given file, else ``albert_config.json`` beside the checkpoint or, for a run's best
+    copy, in the run's folder (:func:`albert_tf.checkpoints.run_meta.run_folders`).
 
-    A Hugging Face input without ``--albert_config_file`` uses its ``config.json``. Returns
+    A Hugging Face input without ``--albert_config_file`` uses its ``config.json``, a keras-hub preset its
+    backbone's config. Returns
     None for a ``.keras`` input (the file holds its config).
     """
     from albert_tf.config import AlbertConfig
 
     if albert_config_file:
         return AlbertConfig.from_json_file(albert_config_file)
+    if input_format == "keras_hub":
+        return keras_hub.find_config(input_path)
     path = os.fspath(input_path)
-    folder = path if _fs.isdir(path) else os.path.dirname(path if _fs.is_remote(path) else os.path.abspath(path))
-    beside = os.path.join(folder, CONFIG_NAME)
-    if _fs.exists(beside):
-        return AlbertConfig.from_json_file(beside)
-    if input_format == "huggingface":
-        return huggingface.albert_config_from_huggingface(huggingface.read_huggingface_config(path))
     if input_format == "albert_tf" and path.endswith(".keras"):
         return None
+    folder = path if _fs.isdir(path) else os.path.dirname(path if _fs.is_remote(path) else os.path.abspath(path))
+    found = find_in_run(folder if _fs.isdir(path) else os.path.join(folder, os.path.basename(path)), CONFIG_NAME)
+    if found is not None:
+        return AlbertConfig.from_json_file(found)
+    if input_format == "huggingface":
+        return huggingface.albert_config_from_huggingface(huggingface.read_huggingface_config(path))
+    looked = ", ".join(run_folders(os.path.join(folder, os.path.basename(path))))
     raise CheckpointError(
-        f"{path}: no --albert_config_file given and no {CONFIG_NAME} beside the checkpoint (looked in {folder})"
+        f"{path}: no --albert_config_file given and no {CONFIG_NAME} beside the checkpoint or in its run's "
+        f"folder (looked in {looked})"
     )
 
 
-def _model_for(arrays: dict[str, np.ndarray], config: Any) -> Any:
+def identify_head(names: set[str], heads: Sequence[TaskHead], *, architecture: str | None = None,
+                  keras_hub_task: str | None = None) -> TaskHead | None:
+    """The head whose weights are all among ``names`` and that a task model can be rebuilt with: the one of the
+    given transformers ``architecture`` or keras-hub task class, else one that may be guessed from the names alone
+    (a tagging head has a classifier's names: only its model or the input's architecture names it)."""
+    fits = [h for h in heads if h.model and h.official_names and set(h.official_names) <= names]
+    if architecture:
+        return next((h for h in fits if h.huggingface_architecture == architecture), None)
+    if keras_hub_task:
+        return next((h for h in fits if h.keras_hub_task == keras_hub_task), None)
+    return next((h for h in fits if h.guessed_from_arrays), None)
+
+
+def _model_for(arrays: dict[str, np.ndarray], config: Any, head: TaskHead | None) -> Any:
+    """The model to load ``arrays`` into: the pretrainer where the MLM and SOP heads are there, the task model of
+    ``head`` (:meth:`TaskHead.model`'s ``for_head``), else the encoder."""
     from albert_tf.modeling import AlbertEncoder, AlbertPretrainer
 
     if all(name in arrays for name in _PRETRAINING_HEADS):
         return AlbertPretrainer(config)
+    if head is not None:
+        return native.model_class(head.model).for_head(config, head, head_rows(head, arrays))
     return AlbertEncoder(config)
 
 
 def _check_input_exists(path: str, input_format: str) -> None:
+    if input_format == "keras_hub":
+        if not (keras_hub.is_keras_hub_handle(path) or keras_hub.is_keras_hub_folder(path)):
+            raise CheckpointError(f"{path}: not a keras-hub preset (a folder whose config.json names a keras-hub "
+                                  "class, or a keras-hub handle)")
+        return
     if input_format == "huggingface":
         if not _fs.isdir(path):
             raise CheckpointError(f"{path}: Hugging Face input must be a directory with config.json")
@@ -167,31 +205,65 @@ def _check_input_exists(path: str, input_format: str) -> None:
 def read_input(
     path: str, input_format: str, config: Any, heads: Sequence[TaskHead] = ()
 ) -> tuple[Any, LoadReport, dict[str, np.ndarray]]:
-    """``(model, report, carried head arrays)`` for an input checkpoint; refuses bad inputs early. The weights of
-    ``heads`` (fine-tuning heads) are carried as arrays beside the encoder or pretrainer."""
+    """``(model, report, carried arrays)`` for an input checkpoint; refuses bad inputs early.
+
+    The model holds what the input holds: a task model where the input has one of ``heads`` whole (an albert-tf
+    run's or conversion's model, the transformers architecture of a Hugging Face folder, the keras-hub task of a
+    preset, or a head guessed from official names), so the report counts the head's variables; the pretrainer
+    where it has the MLM and SOP heads; else the encoder. Head arrays no model took (part of a head, a head beside
+    the pretraining heads) are carried as arrays; an albert-tf checkpoint's unplaced variables are reported unused.
+    """
     if input_format not in FORMATS:
         raise CheckpointError(f"--input_format {input_format!r} is not one of {', '.join(FORMATS)}")
     _check_input_exists(path, input_format)
     if input_format == "albert_tf":
-        model = native.read_native(path, config)
+        model, unplaced = native.read_native(path, config)
         if config is not None and getattr(model, "config", None) is not None:
             huggingface.check_configs_agree(config, model.config, path)
         arrays = model_official_arrays(model)
-        return model, LoadReport(source=path, loaded=sorted(arrays)), {}
+        return model, LoadReport(source=path, loaded=sorted(arrays), unused=unplaced), {}
+    hint: dict[str, str | None] = {}
     if input_format == "official":
         arrays, ignored, source = official.read_official_checkpoint(path)
+    elif input_format == "keras_hub":
+        huggingface.check_configs_agree(config, keras_hub.find_config(path), path)
+        arrays, unknown = keras_hub.read_keras_hub(path, heads)
+        ignored, source = [], path
+        hint["keras_hub_task"] = next((h.keras_hub_task for h in heads if h.keras_hub_task
+                                       and set(h.official_names) <= set(arrays)), None)
     else:
         state, hf_config = huggingface.read_huggingface_dir(path)
         huggingface.check_configs_agree(config, huggingface.albert_config_from_huggingface(hf_config), path)
         arrays, ignored, unknown = huggingface.huggingface_to_official_arrays(state, source=path, heads=heads)
         source = path
+        hint["architecture"] = next(iter(hf_config.get("architectures") or []), None)
     official.check_config_matches({n: a.shape for n, a in arrays.items()}, config, source=source)
-    model = _model_for(arrays, config)
+    model = _model_for(arrays, config, identify_head(set(arrays), heads, **hint))
     report = assign_official_arrays(model, arrays, source=source, ignored=ignored)
-    if input_format == "huggingface":
+    if input_format in ("huggingface", "keras_hub"):
         report.unused.extend(unknown)
     carried = {n: arrays[n] for n in report.unused if n in official_head_names(heads)}
     return model, report, carried
+
+
+def not_written(model: Any, carried: Mapping[str, np.ndarray], output_format: str,
+                heads: Sequence[TaskHead] = ()) -> list[str]:
+    """The official names of ``model`` and ``carried`` that an ``output_format`` output cannot hold: a head
+    transformers or keras-hub has no class for, the pretraining heads in keras-hub, carried arrays no albert-tf
+    model holds."""
+    own = heads_of(model)
+    head = own[0] if own else None
+    names = [*model_official_arrays(model), *carried]
+    if output_format == "official":
+        return []
+    if output_format == "albert_tf":
+        return sorted(carried)
+    if output_format == "keras_hub":
+        return sorted(n for n in names if not keras_hub.writable(n, head))
+    lost = [n for n in carried if official_to_huggingface_name(n, heads) is None]
+    if head is not None and head.huggingface_architecture is None:
+        lost += list(head.official_names)
+    return sorted(lost)
 
 
 def write_output(
@@ -205,25 +277,33 @@ def write_output(
     tokenizer: dict[str, Any] | None = None,
     heads: Sequence[TaskHead] = (),
 ) -> list[str]:
-    """Write ``model`` (plus carried heads, named by ``heads``) as ``output_format``; returns the files/prefix
-    written.
+    """Write ``model`` (a task model with its head) plus carried arrays (named by ``heads``) as ``output_format``;
+    returns the files/prefix written. What the format cannot hold (:func:`not_written`) is left out.
 
     ``tokenizer`` (``spm_model_file`` or ``vocab_file``, and ``do_lower_case``) goes into a Hugging
-    Face output only.
+    Face or keras-hub output only.
     """
     config = config if config is not None else model.config
     layout_config = official.effective_config(model, config)  # sharing='none' is stored as G = L
+    own = heads_of(model)
+    head = own[0] if own else None
+    left_out = set(not_written(model, carried, output_format, heads))
+    arrays = {n: v for n, v in {**model_official_arrays(model), **carried}.items() if n not in left_out}
     if output_format == "official":
-        arrays = model_official_arrays(model)
-        arrays.update(carried)
         prefix = official.write_official_arrays(arrays, path, global_step, module_prefix=module_prefix)
         config_path = os.path.join(os.path.dirname(prefix), CONFIG_NAME)
         layout_config.to_json_file(config_path)
         return [prefix, config_path]
     if output_format == "huggingface":
-        arrays = model_official_arrays(model)
-        arrays.update({n: v for n, v in carried.items() if official_to_huggingface_name(n, heads)})
-        return huggingface.save_huggingface_arrays(arrays, layout_config, path, heads=heads, **(tokenizer or {}))
+        architecture = head.huggingface_architecture if head is not None and not left_out & set(
+            head.official_names) else None
+        labels = getattr(model, "labels", None) if architecture else None
+        return huggingface.save_huggingface_arrays(arrays, layout_config, path, heads=heads, architecture=architecture,
+                                                   labels=labels, **(tokenizer or {}))
+    if output_format == "keras_hub":
+        options = {k: v for k, v in (tokenizer or {}).items() if k in ("spm_model_file", "do_lower_case")}
+        written_head = head if head is not None and head.keras_hub_task else None
+        return keras_hub.save_keras_hub_arrays(arrays, layout_config, path, head=written_head, **options)
     if output_format == "albert_tf":
         written = native.save_native(model, path)
         folder = os.path.dirname(written if _fs.is_remote(written) else os.path.abspath(written))
@@ -275,6 +355,7 @@ def convert(
     albert_config_file: str | None = None,
     *,
     allow_partial: bool = False,
+    encoder_only: bool = False,
     global_step: int = 0,
     module_prefix: bool = False,
     spm_model_file: str | None = None,
@@ -287,9 +368,11 @@ def convert(
 ) -> ConversionResult:
     """Convert one checkpoint; prints the load report through ``log`` and warnings through ``warn`` (default ``log``).
 
-    ``heads``: the fine-tuning heads whose weights are carried through (every task's:
+    ``heads``: the fine-tuning heads a checkpoint may hold (every task's:
     ``albert_tf.tasks.registry.task_heads()``, as ``albert_convert_checkpoint`` passes); a head's weights not named
-    there are reported as unused.
+    there are reported as unused. The output holds the input's head in every format that can (:func:`read_input`
+    rebuilds the task model); where the output format cannot hold a head (:func:`not_written`), the conversion is
+    refused unless ``encoder_only``, which writes the encoder alone and lists what it left out.
 
     Refuses (``CheckpointError`` with a one-line message) missing inputs, non-ALBERT
     checkpoints, config mismatches and, unless ``allow_partial``, loads that left model
@@ -303,16 +386,24 @@ def convert(
     for flag, value in (("--input_format", input_format), ("--output_format", output_format)):
         if value not in FORMATS:
             raise CheckpointError(f"{flag} {value!r} is not one of {', '.join(FORMATS)}")
-    if output_format != "huggingface" and (spm_model_file or vocab_file):
-        raise CheckpointError("--spm_model_file / --vocab_file go into a Hugging Face output only (--output_format)")
+    if output_format not in TOKENIZER_OUTPUTS and (spm_model_file or vocab_file):
+        raise CheckpointError("--spm_model_file / --vocab_file go into a Hugging Face or keras-hub output only "
+                              "(--output_format)")
+    if output_format == "keras_hub" and vocab_file:
+        raise CheckpointError("--vocab_file: keras-hub's AlbertTokenizer is SentencePiece only (--spm_model_file)")
     if output_format == "huggingface":
         huggingface.require_safetensors(output_path)
+    if output_format == "keras_hub" or input_format == "keras_hub":
+        keras_hub.require_keras_hub()
     _check_input_exists(input_path, input_format)
     _refuse_writing_onto_input(input_path, output_path, output_format, overwrite)
     tokenizer: dict[str, Any] = {}
     tokenizer_message = ""
-    if output_format == "huggingface":
+    if output_format in TOKENIZER_OUTPUTS:
         tokenizer, tokenizer_message = find_tokenizer(input_path, spm_model_file, vocab_file)
+        if output_format == "keras_hub" and "vocab_file" in tokenizer:
+            tokenizer, tokenizer_message = {}, (f"no tokenizer written: {tokenizer['vocab_file']} is WordPiece, and "
+                                                "keras-hub's AlbertTokenizer is SentencePiece only")
     config = find_config(input_path, input_format, albert_config_file)
     heads = tuple(heads)
     model, report, carried = read_input(input_path, input_format, config, heads)
@@ -326,14 +417,24 @@ def convert(
             f"{report.source}: partial load ({len(report.missing)} missing, {len(report.shape_mismatches)} "
             f"shape mismatches, first {what}); pass --allow_partial to write it anyway"
         )
-    dropped = []
-    if output_format == "huggingface":
-        dropped = sorted(n for n in carried if official_to_huggingface_name(n, heads) is None)
-    if dropped and not allow_partial:
+    dropped = not_written(model, carried, output_format, heads)
+    if input_format == "albert_tf":
+        dropped += report.unused  # variables of the checkpoint no albert-tf model here holds (Keras paths)
+    if dropped and not encoder_only:
+        own = heads_of(model)
+        what = (f"the {own[0].name} head has" if own and set(dropped) <= set(own[0].official_names)
+                else f"{len(dropped)} head variables have")
+        where = (f"no {OUTPUT_NAMES[output_format]} equivalent" if output_format in OUTPUT_NAMES
+                 else "no place in an albert-tf model")
         raise CheckpointError(
-            f"{report.source}: {len(dropped)} task-head variable(s) have no Hugging Face equivalent "
-            f"(first {dropped[0]}); pass --allow_partial to write the rest"
+            f"{report.source}: {what} {where} ({len(dropped)} variables, first {dropped[0]}); pass "
+            "--encoder_only to write the encoder alone"
         )
+    if encoder_only:
+        encoder = getattr(model, "encoder", model)
+        kept = set(model_official_arrays(encoder))
+        dropped = sorted({*model_official_arrays(model), *carried, *dropped} - kept)
+        model, carried = encoder, {}
     if tokenizer:
         tokenizer.setdefault("do_lower_case", do_lower_case)  # a run's recorded tokenizer keeps its own setting
     outputs = _write_output_staged(
@@ -341,7 +442,7 @@ def convert(
         heads=heads,
     )
     if dropped:
-        log(f"  not written (no Hugging Face equivalent): {', '.join(dropped)}")
+        log(f"  left out (--encoder_only): {len(dropped)} head variables: {', '.join(dropped)}")
     warnings = []
     if tokenizer_message and tokenizer:
         log(tokenizer_message)

@@ -5,14 +5,17 @@ from __future__ import annotations
 import os
 
 from albert_tf import files as _fs
-from albert_tf.checkpoints import official
+from albert_tf.checkpoints import keras_hub, official
+from albert_tf.checkpoints.paths import what_folder_holds
 from albert_tf.checkpoints.report import CheckpointError, NotAlbertCheckpointError
 
-FORMATS = ("official", "albert_tf", "huggingface")
+FORMATS = ("official", "albert_tf", "huggingface", "keras_hub")
+_HUGGINGFACE_WEIGHTS = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin")
 
 
 def detect_format(path: str) -> str:
-    """``official``, ``albert_tf`` (TF2 object checkpoint, ``.keras`` or ``.weights.h5``) or ``huggingface``.
+    """``official``, ``albert_tf`` (TF2 object checkpoint, ``.keras`` or ``.weights.h5``), ``huggingface`` or
+    ``keras_hub`` (a preset folder, or one of keras-hub's own handles).
 
     Raises :class:`CheckpointError` for a missing path and :class:`NotAlbertCheckpointError`
     for a TF checkpoint in another layout (brightmart albert_zh, BERT, ...).
@@ -25,8 +28,13 @@ def detect(path: str | official.OpenCheckpoint) -> tuple[str, official.OpenCheck
     for the loader to read through; an opened checkpoint is told from its listing)."""
     if not isinstance(path, official.OpenCheckpoint):
         path = os.fspath(path)
+        if keras_hub.is_keras_hub_handle(path) or keras_hub.is_keras_hub_folder(path):
+            return "keras_hub", None
         if _fs.isdir(path) and _fs.exists(os.path.join(path, "config.json")):
-            return "huggingface", None
+            if _is_huggingface_folder(path):
+                return "huggingface", None
+            raise CheckpointError(f"{path}: {what_folder_holds(path)}; its config.json is neither a Hugging Face "
+                                  "config (model_type) nor a keras-hub one (module)")
         if path.endswith((".keras", ".weights.h5")):
             if not _fs.exists(path):
                 raise CheckpointError(f"{path}: file not found")
@@ -38,3 +46,17 @@ def detect(path: str | official.OpenCheckpoint) -> tuple[str, official.OpenCheck
     if layout == "tf2_object":
         return "albert_tf", opened
     raise NotAlbertCheckpointError(f"{opened.prefix}: {official.LAYOUT_MESSAGES[layout]}")
+
+
+def _is_huggingface_folder(path: str) -> bool:
+    """A folder with transformers' weights, or whose ``config.json`` has transformers' ``model_type`` (read there,
+    so that a Hugging Face folder without weights is told so by the Hugging Face reader)."""
+    import json
+
+    if any(_fs.exists(os.path.join(path, name)) for name in _HUGGINGFACE_WEIGHTS):
+        return True
+    try:
+        data = json.loads(_fs.read_text(os.path.join(path, "config.json")))
+    except (ValueError, UnicodeDecodeError):
+        return True  # the Hugging Face reader names the broken JSON
+    return isinstance(data, dict) and "model_type" in data

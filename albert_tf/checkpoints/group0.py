@@ -127,11 +127,11 @@ def _read_native_model(path: str, config: Any | None) -> Any:
     from albert_tf.checkpoints import native
 
     if path.endswith((".keras", ".weights.h5")) or config is None:
-        return native.read_native(path, config)
+        return native.read_native(path, config)[0]
     error: CheckpointError | None = None
     for groups in _tf2_group_counts(path, config):
         try:
-            return native.read_native(path, config.replace(num_hidden_groups=groups))
+            return native.read_native(path, config.replace(num_hidden_groups=groups))[0]
         except CheckpointError as e:
             error = e
     raise error or CheckpointError(f"{path}: no albert-tf model of this config matches the TF2 checkpoint")

@@ -29,12 +29,15 @@ class HeadWeight:
       ``output_weights`` [rows, H] against a Dense kernel [H, rows]).
     * ``huggingface``: the transformers parameter name (the same layout as the official variable), or None where
       transformers has no class for the head.
+    * ``keras_hub``: the keras-hub variable path on the head's task model (a Keras Dense kernel, so ``transposed``
+      holds for it as for the albert-tf layer), or None where keras-hub has no ALBERT class for the head.
     """
 
     path: str
     shape: tuple[Dim, ...]
     transposed: bool = False
     huggingface: str | None = None
+    keras_hub: str | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -45,18 +48,23 @@ class TaskHead:
     * ``weights``: official name -> :class:`HeadWeight`. A head sized by its labels lists first a weight whose
       leading dimension is ``"labels"``, which is how a checkpoint's label count is read (:func:`head_rows`).
     * ``huggingface_architecture``: the transformers class that holds the head (None: transformers has none).
+    * ``keras_hub_task``: the keras-hub task class that holds the head (None: keras-hub has none).
     * ``labels_in_config``: transformers' config.json lists one label per row of the head (id2label, label2id).
     * ``guessed_from_arrays``: a converter may pick this head from the arrays' names alone (False where another
       head has the same names and shapes, so only the model or the user can name it).
     * ``when``: model attribute -> value, where one model class carries several heads (SQuAD's v1 and v2).
+    * ``model``: ``module:Class`` of the task's Keras model, whose ``for_head(config, head, rows)`` builds one
+      carrying this head (a conversion from files rebuilds the task model with it).
     """
 
     name: str
     weights: Mapping[str, HeadWeight]
     huggingface_architecture: str | None = None
+    keras_hub_task: str | None = None
     labels_in_config: bool = False
     guessed_from_arrays: bool = True
     when: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    model: str | None = None
 
     @property
     def official_names(self) -> tuple[str, ...]:

@@ -274,6 +274,7 @@ def save_huggingface_arrays(
     do_lower_case: bool = True,
     architecture: str | None = None,
     heads: Iterable[TaskHead] = (),
+    labels: Sequence[str] | None = None,
 ) -> list[str]:
     """Official-name arrays -> ``model.safetensors`` + ``config.json`` (+ tokenizer files) in ``output_dir``.
 
@@ -286,6 +287,8 @@ def save_huggingface_arrays(
     RACE head (``output_weights`` [1, H], which the arrays alone cannot tell from a regression head).
     Backbone names always carry the ``albert.`` prefix (transformers' ``AlbertModel`` loads them;
     keras-hub needs them).
+
+    ``labels``: the names of a labelled head's rows (a tagger's tags) for ``id2label``, else ``LABEL_<i>``.
 
     ``spm_model_file`` (SentencePiece) or ``vocab_file`` (WordPiece) adds the tokenizer files of
     :func:`huggingface_tokenizer_files`; they are checked against ``config.vocab_size`` before
@@ -330,8 +333,9 @@ def save_huggingface_arrays(
     hf_config = huggingface_config_from_albert(config, architecture)
     if head is not None and head.labels_in_config:
         rows = head_rows(head, arrays)
-        hf_config["id2label"] = {str(i): f"LABEL_{i}" for i in range(rows)}
-        hf_config["label2id"] = {f"LABEL_{i}": i for i in range(rows)}
+        names = list(labels) if labels is not None and len(labels) == rows else [f"LABEL_{i}" for i in range(rows)]
+        hf_config["id2label"] = {str(i): name for i, name in enumerate(names)}
+        hf_config["label2id"] = {name: i for i, name in enumerate(names)}
     files = {
         "model.safetensors": save(state, metadata={"format": "pt"}),
         "config.json": (json.dumps(hf_config, indent=2, sort_keys=True) + "\n").encode("utf-8"),

@@ -6,10 +6,15 @@ TF2 checkpoints are written in the trainer's layout (``model_weights/<Keras vari
 (``tf.train.Checkpoint(model=...)``), whose keys are positions in the Keras functional graph
 (``model/_operations/1/...``) and so only restore into a model of the same class and config.
 
-Either way the checkpoint is restored into a same-shaped *source* model (a clone of the
-target, then an ``AlbertPretrainer``, then an ``AlbertEncoder``), accepted only if every
-variable of that source was matched, and copied into the target by official name; so a
-classifier can be initialised from a pretraining run with the usual report.
+A TF2 checkpoint is restored into a *source* model and copied into the target by official name, so a classifier
+can be initialised from a pretraining run with the usual report. The source is the model that wrote it where its
+run (or conversion) left ``model.json`` beside it (the Keras serialization of the model: class and options, so a
+fine-tuned classifier is read with its head); else a same-shaped model (a clone of the target, then an
+``AlbertPretrainer``, then an ``AlbertEncoder``), accepted only if every variable of that source was matched, and
+what no candidate holds (another task's head) is reported as unused.
+
+``.keras`` files and ``model.json`` name the module of their class; a module of this package is imported before
+Keras reads them, so a task model's file loads without the user importing its task first.
 """
 
 from __future__ import annotations
@@ -26,9 +31,13 @@ from albert_tf.checkpoints.report import (
     assign_official_arrays,
     model_official_arrays,
 )
+from albert_tf.checkpoints.run_meta import find_in_run
 
 MODEL_KEY = "model"
 TRAINER_KEY = trainer_layout.WEIGHTS_KEY
+#: The Keras serialization of the model a TF2 checkpoint holds, kept beside it by runs and conversions.
+MODEL_FILE = "model.json"
+PACKAGE = "albert_tf."
 _SKIP_ROOTS = ("_CHECKPOINTABLE_OBJECT_GRAPH", "save_counter")
 
 
@@ -103,6 +112,69 @@ def _restore_object_checkpoint(model: Any, prefix: str, config: Any) -> Any:
     )
 
 
+def import_model_module(serialized: Any) -> None:
+    """Import the module a serialized model names, where it is one of this package's (Keras imports only its own
+    packages' modules; a task model's class is registered when its module is imported)."""
+    import importlib
+
+    module = serialized.get("module") if isinstance(serialized, dict) else None
+    if isinstance(module, str) and module.startswith(PACKAGE):
+        try:
+            importlib.import_module(module)
+        except ImportError:  # Keras then names the class it cannot locate
+            pass
+
+
+def model_class(spec: str) -> type:
+    """The class ``module:Class`` names, a module of this package (a head's model, :class:`TaskHead.model`)."""
+    import importlib
+
+    module, _, name = spec.partition(":")
+    if not module.startswith(PACKAGE):
+        raise CheckpointError(f"{spec}: not a model class of albert_tf")
+    return getattr(importlib.import_module(module), name)
+
+
+def write_model_file(model: Any, folder: str) -> str:
+    """``folder/model.json``: the Keras serialization of ``model`` (class, module, options), written whole."""
+    import json
+
+    import keras
+
+    path = os.path.join(folder, MODEL_FILE)
+    _fs.write_text_atomic(path, json.dumps(keras.saving.serialize_keras_object(model), indent=1) + "\n")
+    return path
+
+
+def model_from_file(path: str) -> Any:
+    """The (freshly initialised) model ``model.json`` at ``path`` describes; one line for a file that is not one."""
+    import json
+
+    import keras
+
+    try:
+        serialized = json.loads(_fs.read_text(path))
+        import_model_module(serialized)
+        return keras.saving.deserialize_keras_object(serialized)
+    except (ValueError, TypeError, KeyError, UnicodeDecodeError) as e:
+        first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+        raise CheckpointError(f"{path}: not a model description albert-tf reads ({first})") from None
+
+
+def described_model(prefix: str) -> Any | None:
+    """The model whose ``model.json`` the run (or conversion) that wrote ``prefix`` left, restored from ``prefix``
+    by Keras path; None where there is no ``model.json`` or it does not fit the checkpoint (another model written
+    into the same folder later)."""
+    found = find_in_run(prefix, MODEL_FILE)
+    if found is None:
+        return None
+    model = model_from_file(found)
+    report = trainer_layout.load_weights_by_path(model, prefix)
+    if report.missing or report.shape_mismatches or not report.loaded:
+        return None
+    return model
+
+
 def load_keras_file(path: str) -> Any:
     """The model of a ``.keras`` file; a missing, empty, cut or foreign file is a one-line
     :class:`CheckpointError` (Keras says "File not found" for a file that is there but is no zip archive)."""
@@ -116,30 +188,58 @@ def load_keras_file(path: str) -> Any:
         what = "empty" if os.path.getsize(path) == 0 else "not a zip archive: cut short, or a file of another kind"
         raise CheckpointError(f"{path}: not a .keras file ({what})")
     try:
+        with zipfile.ZipFile(path) if "://" not in path else _remote_zip(path) as archive:
+            import json
+
+            import_model_module(json.loads(archive.read("config.json")))
+    except (KeyError, ValueError, zipfile.BadZipFile):
+        pass  # Keras names what is wrong with the archive
+    try:
         return keras.saving.load_model(path, compile=False)
     except (ValueError, KeyError, OSError, TypeError, zipfile.BadZipFile) as e:
         first = (str(e).strip().splitlines() or [type(e).__name__])[0]
         raise CheckpointError(f"{path}: the .keras file cannot be loaded ({first})") from None
 
 
-def read_native(path: str, config: Any | None = None) -> Any:
-    """The model stored at ``path``: a ``.keras`` file (any albert-tf model) or a TF2 checkpoint.
+def _remote_zip(path: str) -> Any:
+    import io
+    import zipfile
 
-    A TF2 checkpoint is restored into an ``AlbertPretrainer``, else an ``AlbertEncoder``, of
-    ``config``; ``.weights.h5`` holds no architecture and is refused here.
+    return zipfile.ZipFile(io.BytesIO(_fs.read_bytes(path)))
+
+
+def read_native(path: str, config: Any | None = None) -> tuple[Any, list[str]]:
+    """``(the model stored at path, what it could not place)``: a ``.keras`` file (any albert-tf model), or a TF2
+    checkpoint restored into the model its ``model.json`` describes, else into an ``AlbertPretrainer`` or an
+    ``AlbertEncoder`` of ``config``, whose unplaced variables (a task head of a checkpoint without ``model.json``)
+    are listed by Keras path. ``.weights.h5`` holds no architecture and is refused here.
     """
-
+    from albert_tf.checkpoints.huggingface import check_configs_agree
     from albert_tf.modeling import AlbertEncoder
 
     path = os.fspath(path)
     if path.endswith(".keras"):
-        return load_keras_file(path)
+        return load_keras_file(path), []
     if path.endswith(".weights.h5"):
         raise CheckpointError(f"{path}: a .weights.h5 file holds no architecture; convert the .keras file instead")
     if config is None:
         raise CheckpointError(f"{path}: a TF2 checkpoint needs the ALBERT config (--albert_config_file)")
     prefix = resolve_checkpoint_path(path)
-    return _restore_object_checkpoint(AlbertEncoder(config), prefix, config)
+    described = described_model(prefix)
+    if described is not None:
+        check_configs_agree(config, described.config, prefix)
+        return described, []
+    model = _restore_object_checkpoint(AlbertEncoder(config), prefix, config)
+    return model, _unplaced(model, prefix)
+
+
+def _unplaced(model: Any, prefix: str) -> list[str]:
+    """The model weights of a trainer-layout checkpoint that ``model`` has no variable for (Keras paths)."""
+    if TRAINER_KEY not in _roots(prefix):
+        return []
+    ours = set(trainer_layout.model_weights(model))
+    return sorted(k for k in trainer_layout.stored_weights(prefix)
+                  if k not in ours and not trainer_layout.is_rng_state(k))
 
 
 def load_native(model: Any, path: str, config: Any | None = None) -> LoadReport:
@@ -165,12 +265,17 @@ def load_native(model: Any, path: str, config: Any | None = None) -> LoadReport:
         if config is None:
             raise CheckpointError(f"{path}: a TF2 checkpoint needs the ALBERT config (--albert_config_file)")
         path = resolve_checkpoint_path(path)
-        source = _restore_object_checkpoint(model, path, config)
+        source = described_model(path)
+        if source is None:
+            source = _restore_object_checkpoint(model, path, config)
+        elif config is not None:
+            check_configs_agree(config, source.config, path)
     return assign_official_arrays(model, model_official_arrays(source), source=path)
 
 
 def save_native(model: Any, path: str) -> str:
-    """``.keras`` / ``.weights.h5`` by extension, else a TF2 checkpoint in the trainer's layout at ``path``."""
+    """``.keras`` / ``.weights.h5`` by extension, else a TF2 checkpoint in the trainer's layout at ``path`` with
+    ``model.json`` beside it."""
 
     path = os.fspath(path)
     if path.endswith((".keras", ".weights.h5")):
@@ -184,4 +289,5 @@ def save_native(model: Any, path: str) -> str:
     prefix = trainer_layout.write_weights(model, path)
     # the state file lets tf.train.latest_checkpoint(dir) find it, as for checkpoints the trainer writes
     write_checkpoint_state(os.path.dirname(prefix) or ".", os.path.basename(prefix))
+    write_model_file(model, os.path.dirname(prefix) or ".")  # what reads it back (with a task model's head)
     return prefix

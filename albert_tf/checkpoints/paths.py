@@ -52,7 +52,7 @@ def resolve_checkpoint_path(path: str) -> str:
             indexes = sorted(f for f in _fs.listdir(path) if f.endswith(".index"))
             if len(indexes) == 1:
                 return os.path.join(path, indexes[0][: -len(".index")])
-            raise CheckpointError(f"{path}: directory holds no TF checkpoint (no 'checkpoint' file or single .index)")
+            raise CheckpointError(f"{path}: {what_folder_holds(path)}")
         return latest
     if not _fs.exists(path + ".index"):
         if _fs.exists(path):  # a file is there: not a missing checkpoint but something else
@@ -64,6 +64,19 @@ def resolve_checkpoint_path(path: str) -> str:
             f"{path}: checkpoint not found, {os.path.basename(path)}.index does not exist beside it"
         )
     return path
+
+
+#: What albert-tf reads from a folder, for the message about a folder that holds none of it.
+READABLE_FOLDERS = ("a TF checkpoint ('checkpoint' file or one .index)", "a Hugging Face model (config.json with "
+                    "model.safetensors)", "a keras-hub preset (config.json with model.weights.h5)")
+
+
+def what_folder_holds(path: str) -> str:
+    """One line for a folder that holds no checkpoint of any format: what is in it, and what would be read."""
+    names = sorted(_fs.listdir(path))
+    shown = ", ".join(n.rstrip("/") for n in names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+    holds = f"a folder holding {shown}" if names else "an empty folder"
+    return f"{holds}: no checkpoint albert-tf reads (looked for {'; '.join(READABLE_FOLDERS)})"
 
 
 def damaged(prefix: str, error: BaseException) -> CheckpointError:

@@ -37,6 +37,10 @@ def check_bare_name(value: str | None, flag: str = "--init_checkpoint") -> None:
     closest names, before TensorFlow starts, instead of "checkpoint not found" after it."""
     if not value or "://" in value or os.sep != "/" and os.sep in value or is_preset_name(value):
         return
+    from albert_tf.checkpoints import keras_hub
+
+    if keras_hub.is_keras_hub_handle(value):
+        return
     parts = value.split("/")
     hub_like = len(parts) == 2 and all(parts) and not value.startswith(".") and not _fs.isdir(parts[0])
     if "/" in value and not hub_like:
@@ -63,8 +67,13 @@ def resolve_pretrained(name: str) -> Pretrained:
 
 def pretrained_for_model(name: str) -> tuple[Any, Any] | None:
     """For the models' ``from_preset``: ``(AlbertConfig, load(model) -> LoadReport)`` of pretrained preset
-    ``name`` (fetched first), or None when ``name`` is not one. ``load`` logs the report and refuses a model whose
+    ``name`` (fetched first) or of a keras-hub preset (a folder ``save_to_preset`` wrote, or one of keras-hub's
+    handles), or None when ``name`` is neither. ``load`` logs the report and refuses a model whose
     encoder the weights do not fill (``restore_pretrained``)."""
+    from albert_tf.checkpoints import keras_hub
+
+    if keras_hub.is_keras_hub_handle(name) or keras_hub.is_keras_hub_folder(name):
+        return keras_hub.find_config(name), _loader(name, name)
     if not is_preset_name(name):
         return None
     from albert_tf.config import AlbertConfig
@@ -72,18 +81,22 @@ def pretrained_for_model(name: str) -> tuple[Any, Any] | None:
     found = resolve_pretrained(name)
     if found.albert_config_file is None:
         raise PresetError(f"preset {name!r}: {found.directory} holds no albert_config.json")
-    config = AlbertConfig.from_json_file(found.albert_config_file)
+    return AlbertConfig.from_json_file(found.albert_config_file), _loader(name, found.checkpoint)
+
+
+def _loader(name: str, checkpoint: str) -> Any:
+    """``load(model) -> LoadReport`` for :func:`pretrained_for_model`."""
 
     def load(model: Any) -> Any:
         from absl import logging
 
         from albert_tf.checkpoints import restore_pretrained
 
-        report = restore_pretrained(model, found.checkpoint)
+        report = restore_pretrained(model, checkpoint)
         logging.info("%s: %s", name, report.summary())
         return report
 
-    return config, load
+    return load
 
 
 # The run options a preset fills in when they are not given.

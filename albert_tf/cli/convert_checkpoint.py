@@ -36,7 +36,9 @@ def define_flags(fv: flags.FlagValues = FLAGS) -> None:
         None,
         "Checkpoint to read: official TF1 prefix (e.g. model.ckpt-best) or its directory; albert-tf .keras "
         "file, TF2 checkpoint prefix (e.g. a run's ckpt-N) or its directory; Hugging Face directory with "
-        "config.json and model.safetensors or pytorch_model.bin; or a pretrained preset name (albert_base_v2, ...: "
+        "config.json and model.safetensors or pytorch_model.bin; keras-hub preset folder (save_to_preset: an "
+        "AlbertBackbone, or an AlbertTextClassifier with its head) or keras-hub handle (albert_base_en_uncased, "
+        "kaggle://...: needs keras-hub); or a pretrained preset name (albert_base_v2, ...: "
         "fetched and cached; it supplies --input_format, --albert_config_file and the tokenizer).",
         flag_values=fv,
     )
@@ -46,8 +48,9 @@ def define_flags(fv: flags.FlagValues = FLAGS) -> None:
         "output",
         None,
         "Where to write: official TF1 prefix; albert-tf path ending in .keras / .weights.h5 or a TF2 "
-        "checkpoint prefix; Hugging Face output directory. albert_config.json is written beside official "
-        "and albert-tf outputs.",
+        "checkpoint prefix; Hugging Face output directory; keras-hub preset folder (an AlbertBackbone, or an "
+        "AlbertTextClassifier for a classifier head, with an AlbertTokenizer; needs keras-hub). albert_config.json "
+        "is written beside official and albert-tf outputs.",
         flag_values=fv,
     )
     flags.DEFINE_enum("output_format", None, formats, "Format of --output.", flag_values=fv)
@@ -61,9 +64,11 @@ def define_flags(fv: flags.FlagValues = FLAGS) -> None:
     flags.DEFINE_string(
         "spm_model_file",
         None,
-        "Hugging Face output only: the model's SentencePiece model (e.g. 30k-clean.model), written as spiece.model "
-        "with tokenizer.json, tokenizer_config.json and special_tokens_map.json so that transformers' AutoTokenizer "
-        "and keras-hub's AlbertTokenizer.from_preset load it. Default: the one *.model file beside --input (else the "
+        "Hugging Face or keras-hub output only: the model's SentencePiece model (e.g. 30k-clean.model). Hugging "
+        "Face: written as spiece.model with tokenizer.json, tokenizer_config.json and special_tokens_map.json so "
+        "that transformers' AutoTokenizer and keras-hub's AlbertTokenizer.from_preset load it; keras-hub: an "
+        "AlbertTokenizer whose model does the official preprocessing (--do_lower_case, accents, '1,' pieces), so "
+        "that its ids are albert-tf's. Default: the one *.model file beside --input (else the "
         "one *vocab*.txt, as --vocab_file); '' writes no tokenizer.",
         flag_values=fv,
     )
@@ -77,8 +82,8 @@ def define_flags(fv: flags.FlagValues = FLAGS) -> None:
     flags.DEFINE_bool(
         "do_lower_case",
         True,
-        "Hugging Face output with a tokenizer: whether the model lower-cases its input (True for the released "
-        "English and Chinese ALBERT models).",
+        "Hugging Face or keras-hub output with a tokenizer: whether the model lower-cases its input (True for the "
+        "released English and Chinese ALBERT models).",
         flag_values=fv,
     )
     flags.DEFINE_bool(
@@ -133,7 +138,7 @@ def _check_files(fv: flags.FlagValues) -> None:
     if fv.albert_config_file:
         AlbertConfig.load(fv.albert_config_file)
     path = fv.input
-    if "://" in path or fv.input_format == "huggingface":
+    if "://" in path or fv.input_format in ("huggingface", "keras_hub"):
         return
     if not (os.path.exists(path) or os.path.exists(path + ".index") or glob.glob(glob.escape(path) + ".data-*")):
         raise CheckpointError(f"{path}: checkpoint not found, {os.path.basename(path)}.index does not exist beside it")

@@ -30,6 +30,7 @@ from absl import logging
 
 from albert_tf import files as _fs
 from albert_tf.checkpoints import init_from_checkpoint, resolve_checkpoint_path, trainer_layout
+from albert_tf.checkpoints.native import write_model_file
 from albert_tf.checkpoints.paths import list_run_checkpoints, resume_point
 from albert_tf.export.savedmodel import holds_export_of
 from albert_tf.training.evaluator import CheckpointEvaluator
@@ -210,6 +211,8 @@ def _run_with(trainer: Trainer, task: Task, config: ExperimentConfig, results_di
     albert_config = getattr(task, "albert_config", None)
     if run.do_train and trainer.chief and albert_config is not None:
         albert_config.to_json_file(os.path.join(run.output_dir, "albert_config.json"))
+        # the model's class and options: a conversion reads the run's checkpoints back with their task head
+        write_model_file(trainer.model, run.output_dir)
     summary: dict[str, Any] = {"task": task.name, "key_metric": task.key_metric}
     report = task.data_report()
     if report:

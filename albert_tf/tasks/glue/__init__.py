@@ -22,16 +22,19 @@ from albert_tf.tasks.registry import TaskExport, fine_tuning_export
 __all__ = ["HEAD", "TASK", "GlueOptions", "make_config"]
 
 #: run_classifier.py's head: ``output_weights`` [num_labels, H] (the Dense kernel [H, num_labels] transposed) and
-#: ``output_bias``, at the top level of the checkpoint; transformers' AlbertForSequenceClassification ``classifier``.
+#: ``output_bias``, at the top level of the checkpoint; transformers' AlbertForSequenceClassification ``classifier``,
+#: keras-hub's AlbertTextClassifier ``logits``.
 HEAD = TaskHead(
     name="classifier",
     weights={
         "output_weights": HeadWeight("head.kernel", ("labels", "H"), transposed=True,
-                                     huggingface="classifier.weight"),
-        "output_bias": HeadWeight("head.bias", ("labels",), huggingface="classifier.bias"),
+                                     huggingface="classifier.weight", keras_hub="logits/kernel"),
+        "output_bias": HeadWeight("head.bias", ("labels",), huggingface="classifier.bias", keras_hub="logits/bias"),
     },
     huggingface_architecture="AlbertForSequenceClassification",
+    keras_hub_task="AlbertTextClassifier",
     labels_in_config=True,
+    model="albert_tf.tasks.glue.model:AlbertClassifier",
 )
 
 

@@ -104,6 +104,12 @@ class AlbertClassifier(RebuiltFromConfig, keras.Model):
         return ops.cast(self.head(self.dropout_layer(pooled, training=training)), "float32")
 
     @classmethod
+    def for_head(cls, config: AlbertConfig, head: Any, rows: int) -> AlbertClassifier:
+        """The classifier carrying ``head`` (this task's) with ``rows`` labels (1: regression), for a conversion
+        that rebuilds the model from a checkpoint's arrays."""
+        return cls(config, num_labels=rows)
+
+    @classmethod
     def from_preset(cls, preset: str, /, **kwargs: Any) -> AlbertClassifier:
         """A classifier from a preset name: a pretrained preset (``albert_base_v2``, ``albert/albert-base-v2``, ...)
         loads its released encoder weights (fetched and cached on first use; the head stays randomly initialised), a

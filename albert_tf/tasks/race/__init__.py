@@ -32,6 +32,7 @@ HEAD = TaskHead(
     },
     huggingface_architecture="AlbertForMultipleChoice",
     guessed_from_arrays=False,
+    model="albert_tf.tasks.race.model:AlbertMultipleChoice",
 )
 
 

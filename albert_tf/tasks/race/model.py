@@ -173,6 +173,12 @@ class AlbertMultipleChoice(RebuiltFromConfig, keras.Model):
         return ops.cast(ops.reshape(scores, (-1, self.num_choices)), "float32")
 
     @classmethod
+    def for_head(cls, config: AlbertConfig, head: Any, rows: int) -> AlbertMultipleChoice:
+        """The multiple-choice model carrying ``head`` (one score per choice: ``rows`` is 1), for a conversion that
+        rebuilds the model from a checkpoint's arrays."""
+        return cls(config)
+
+    @classmethod
     def from_preset(cls, preset: str, /, **kwargs: Any) -> AlbertMultipleChoice:
         """A multiple-choice model from a preset name: a pretrained preset (``albert_base_v2``, ``albert/albert-
         base-v2``, ...) loads its released encoder weights (fetched and cached on first use; the head stays randomly

@@ -37,6 +37,7 @@ HEAD_V1 = TaskHead(
     huggingface_architecture="AlbertForQuestionAnswering",
     labels_in_config=True,
     when={"version_2_with_negative": False},
+    model="albert_tf.tasks.squad.model:AlbertSquad",
 )
 
 #: run_squad_v2.py's head: the ``tf.layers.dense`` kernels [in, out] stored as they are (``answer_class/dense_1`` has
@@ -57,6 +58,7 @@ HEAD_V2 = TaskHead(
         "answer_class/dense_1/kernel": HeadWeight("answer_dense_1.kernel", ("H", 1)),
     },
     when={"version_2_with_negative": True},
+    model="albert_tf.tasks.squad.model:AlbertSquad",
 )
 
 #: The run_squad options that shape the windows, the head and the answers: export_savedmodel takes them as flags.

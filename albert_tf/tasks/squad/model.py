@@ -150,6 +150,12 @@ class AlbertSquad(RebuiltFromConfig, keras.Model):
         self.built = True
 
     @classmethod
+    def for_head(cls, config: AlbertConfig, head: Any, rows: int) -> AlbertSquad:
+        """The SQuAD model carrying ``head`` (v1's span head or v2's, by ``head.when``), for a conversion that
+        rebuilds the model from a checkpoint's arrays."""
+        return cls(config, **dict(head.when))
+
+    @classmethod
     def from_preset(cls, preset: str, /, **kwargs: Any) -> AlbertSquad:
         """A SQuAD model from a preset name: a pretrained preset (``albert_base_v2``, ``albert/albert-base-v2``, ...)
         loads its released encoder weights (fetched and cached on first use; the head stays randomly initialised), a

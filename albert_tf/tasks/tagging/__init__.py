@@ -36,6 +36,7 @@ HEAD = TaskHead(
     huggingface_architecture="AlbertForTokenClassification",
     labels_in_config=True,
     guessed_from_arrays=False,
+    model="albert_tf.tasks.tagging.model:AlbertTagger",
 )
 
 #: Its options that ``export_savedmodel --task=tagging`` takes as flags, besides the shared ones.

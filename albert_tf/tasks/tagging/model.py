@@ -83,6 +83,12 @@ class AlbertTagger(RebuiltFromConfig, keras.Model):
         return ops.cast(self.head(self.dropout_layer(hidden, training=training)), "float32")
 
     @classmethod
+    def for_head(cls, config: AlbertConfig, head: Any, rows: int) -> AlbertTagger:
+        """The tagger carrying ``head`` with ``rows`` labels, named ``LABEL_<i>`` (a checkpoint keeps no label
+        names), for a conversion that rebuilds the model from a checkpoint's arrays."""
+        return cls(config, labels=[f"LABEL_{i}" for i in range(rows)])
+
+    @classmethod
     def from_preset(cls, preset: str, /, **kwargs: Any) -> AlbertTagger:
         """A tagger from a preset name: a pretrained preset (``albert_base_v2``, ``albert/albert-base-v2``, ...)
         loads its released encoder weights (fetched and cached on first use; the head stays randomly initialised), a

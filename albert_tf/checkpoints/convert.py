@@ -185,6 +185,23 @@ def _model_for(arrays: dict[str, np.ndarray], config: Any, head: TaskHead | None
     return AlbertEncoder(config)
 
 
+def _described_model(path: str, arrays: Mapping[str, np.ndarray], config: Any, heads: Sequence[TaskHead]) -> Any:
+    """The model of the ``model.json`` an albert-tf conversion wrote beside an official checkpoint, where the arrays
+    fill it exactly (every variable, no head left over): what tells a RACE head from a regression head, which
+    have the same official names. None otherwise."""
+    found = find_in_run(path, native.MODEL_FILE)
+    if found is None:
+        return None
+    model = native.model_from_file(found)
+    try:
+        huggingface.check_configs_agree(config, official.effective_config(model), path)
+    except CheckpointError:  # written for another model than the checkpoint beside it now
+        return None
+    report = assign_official_arrays(model, arrays)
+    left = set(report.unused) & (official_head_names(heads) | set(_PRETRAINING_HEADS))
+    return None if report.missing or report.shape_mismatches or left else model
+
+
 def _check_input_exists(path: str, input_format: str) -> None:
     if input_format == "keras_hub":
         if not (keras_hub.is_keras_hub_handle(path) or keras_hub.is_keras_hub_folder(path)):
@@ -238,7 +255,8 @@ def read_input(
         source = path
         hint["architecture"] = next(iter(hf_config.get("architectures") or []), None)
     official.check_config_matches({n: a.shape for n, a in arrays.items()}, config, source=source)
-    model = _model_for(arrays, config, identify_head(set(arrays), heads, **hint))
+    described = _described_model(path, arrays, config, heads) if input_format == "official" else None
+    model = described or _model_for(arrays, config, identify_head(set(arrays), heads, **hint))
     report = assign_official_arrays(model, arrays, source=source, ignored=ignored)
     if input_format in ("huggingface", "keras_hub"):
         report.unused.extend(unknown)
@@ -293,6 +311,8 @@ def write_output(
         prefix = official.write_official_arrays(arrays, path, global_step, module_prefix=module_prefix)
         config_path = os.path.join(os.path.dirname(prefix), CONFIG_NAME)
         layout_config.to_json_file(config_path)
+        if not carried:  # the task model, so that reading it back tells heads of the same names apart
+            return [prefix, config_path, native.write_model_file(model, os.path.dirname(prefix))]
         return [prefix, config_path]
     if output_format == "huggingface":
         architecture = head.huggingface_architecture if head is not None and not left_out & set(

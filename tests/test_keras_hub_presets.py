@@ -236,3 +236,21 @@ def test_keras_hub_names_without_keras_hub_say_what_to_install(monkeypatch, tmp_
         convert("albert_base_en_uncased", "keras_hub", str(tmp_path / "o"), "official", heads=HEADS,
                 log=lambda line: None)
     assert not (tmp_path / "o").exists()
+
+
+def test_a_run_starts_from_a_keras_hub_preset_with_its_config_and_tokenizer(presets, tmp_path, monkeypatch):
+    """``--init_checkpoint=<keras-hub preset folder>`` alone: the preset supplies the config (written into the
+    cache) and the SentencePiece model, as a pretrained preset name does."""
+    from albert_tf.checkpoints.pretrained import fill_from_preset
+
+    monkeypatch.setenv("ALBERT_TF_CACHE", str(tmp_path / "cache"))
+    values = fill_from_preset({"init_checkpoint": presets["classifier_dir"], "albert_config_file": None,
+                               "spm_model_file": None, "do_lower_case": None}, given={"init_checkpoint"})
+    assert values["init_checkpoint"] == presets["classifier_dir"]
+    assert values["spm_model_file"].endswith("vocabulary.spm") and values["do_lower_case"] is True
+    config = AlbertConfig.from_json_file(values["albert_config_file"])
+    assert (config.hidden_size, config.num_hidden_groups, config.inner_group_num) == (32, 2, 2)
+    assert str(tmp_path / "cache") in values["albert_config_file"]
+    mine = fill_from_preset({"init_checkpoint": presets["classifier_dir"], "albert_config_file": "mine.json"},
+                            given={"init_checkpoint", "albert_config_file"})
+    assert mine["albert_config_file"] == "mine.json"  # what the user gave wins

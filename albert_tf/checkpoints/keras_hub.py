@@ -220,6 +220,28 @@ def tokenizer_file(path: str) -> str | None:
     return found if _fs.exists(found) else None
 
 
+def pretrained(path: str) -> Any:
+    """What a keras-hub preset folder or handle gives a run where a pretrained preset would: the folder as the
+    checkpoint, its backbone config as an ``albert_config.json`` (written once into the albert-tf cache, named by
+    its content, since the runners take a file) and its SentencePiece model (albert-tf lower-cases, as every
+    released English ALBERT)."""
+    import hashlib
+
+    from albert_tf.checkpoints.download import cache_dir
+    from albert_tf.checkpoints.preset_files import Pretrained
+
+    folder = local_folder(path)
+    text = json.dumps(find_config(folder).to_dict(), indent=2, sort_keys=True) + "\n"
+    config_file = os.path.join(cache_dir(), "keras_hub", hashlib.sha256(text.encode()).hexdigest()[:16],
+                               "albert_config.json")
+    if not _fs.exists(config_file):
+        _fs.makedirs(os.path.dirname(config_file))
+        _fs.write_text_atomic(config_file, text)
+    return Pretrained(name=os.fspath(path), directory=folder, checkpoint=folder, format="keras_hub",
+                      albert_config_file=config_file, spm_model_file=tokenizer_file(folder), vocab_file=None,
+                      do_lower_case=True)
+
+
 # ------------------------------------------------------------------------------------------------ reading
 
 

@@ -65,6 +65,16 @@ def resolve_pretrained(name: str) -> Pretrained:
     return locate(fetch(preset), preset)
 
 
+def resolve_any(value: str | None) -> Pretrained | None:
+    """:func:`resolve_pretrained` of a preset name, the files of a keras-hub preset folder or handle
+    (``checkpoints.keras_hub.pretrained``), or None for anything else (a path)."""
+    from albert_tf.checkpoints import keras_hub
+
+    if value and (keras_hub.is_keras_hub_handle(value) or keras_hub.is_keras_hub_folder(value)):
+        return keras_hub.pretrained(value)
+    return resolve_pretrained(value) if is_preset_name(value) else None
+
+
 def pretrained_for_model(name: str) -> tuple[Any, Any] | None:
     """For the models' ``from_preset``: ``(AlbertConfig, load(model) -> LoadReport)`` of pretrained preset
     ``name`` (fetched first) or of a keras-hub preset (a folder ``save_to_preset`` wrote, or one of keras-hub's
@@ -104,16 +114,16 @@ FILLED = ("albert_config_file", "spm_model_file", "vocab_file", "do_lower_case")
 
 
 def fill_from_preset(values: dict[str, Any], given: set[str], fields: set[str] | None = None) -> dict[str, Any]:
-    """Resolve a preset named by ``values["init_checkpoint"]`` and fill the options it supplies.
+    """Resolve a preset (or keras-hub preset) named by ``values["init_checkpoint"]`` and fill the options it
+    supplies.
 
     ``init_checkpoint`` becomes the fetched checkpoint; ``albert_config_file``, the tokenizer (``spm_model_file``,
     or ``vocab_file`` for WordPiece models) and ``do_lower_case`` come from the preset unless named in ``given``
     (the options the user set) or absent from ``fields`` (the options this run has). A path is left alone.
     """
-    name = values.get("init_checkpoint")
-    if not is_preset_name(name):
+    found = resolve_any(values.get("init_checkpoint"))
+    if found is None:
         return values
-    found = resolve_pretrained(name)
     values["init_checkpoint"] = found.checkpoint
     values.update(supplied_options(found, given, set(values) | set(FILLED) if fields is None else fields))
     return values
@@ -153,4 +163,4 @@ def describe_presets() -> str:
 
 
 __all__ = ["FILLED", "check_bare_name", "describe_presets", "fill_from_preset", "is_preset_name",
-           "pretrained_for_model", "resolve_pretrained", "supplied_options"]
+           "pretrained_for_model", "resolve_any", "resolve_pretrained", "supplied_options"]

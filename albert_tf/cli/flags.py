@@ -141,24 +141,18 @@ def checked_config(
 
 
 def apply_preset_flag(fv: flags.FlagValues, name: str) -> Any:
-    """Where flag ``name`` names a pretrained preset, fetch it, point the flag at its checkpoint and fill the
-    config, tokenizer and ``--do_lower_case`` flags that ``fv`` has and the command line does not set; returns the
-    :class:`~albert_tf.checkpoints.presets.Pretrained` (None for a path). For commands that read flags directly
-    (``export_savedmodel``, ``albert_convert_checkpoint``)."""
-    from albert_tf.checkpoints.pretrained import (
-        FILLED,
-        check_bare_name,
-        is_preset_name,
-        resolve_pretrained,
-        supplied_options,
-    )
+    """Where flag ``name`` names a pretrained preset (or a keras-hub preset), fetch it, point the flag at its
+    checkpoint and fill the config, tokenizer and ``--do_lower_case`` flags that ``fv`` has and the command line
+    does not set; returns the :class:`~albert_tf.checkpoints.presets.Pretrained` (None for a path). For commands
+    that read flags directly (``export_savedmodel``, ``albert_convert_checkpoint``)."""
+    from albert_tf.checkpoints.pretrained import FILLED, check_bare_name, resolve_any, supplied_options
 
     if name not in fv:
         return None
     check_bare_name(fv[name].value, f"--{name}")
-    if not is_preset_name(fv[name].value):
+    found = resolve_any(fv[name].value)
+    if found is None:
         return None
-    found = resolve_pretrained(fv[name].value)
     fv[name].value = found.checkpoint
     fields = {key for key in FILLED if key in fv}
     for key, value in supplied_options(found, {key for key in fields if fv[key].present}, fields).items():

@@ -192,3 +192,32 @@ def test_squad_v2_heads_have_no_hf_equivalent(tmp_path):
     assert any("left out (--encoder_only): 2 head variables" in line for line in logs)
     official_out = convert(prefix, "official", str(tmp_path / "o" / "m.ckpt"), "official", log=[].append)
     assert official_out.carried == sorted(heads)
+
+
+def test_a_runs_best_copy_finds_the_runs_config_and_model(tmp_path):
+    """``runs/x/best/ckpt-best`` without ``--albert_config_file``: the run's ``albert_config.json`` and ``model.json``
+    sit one folder up (the package's run layout); the head is read with the encoder, counted in the report."""
+    from albert_tf.checkpoints.native import write_model_file
+    from albert_tf.checkpoints.report import model_official_arrays
+    from albert_tf.checkpoints.trainer_layout import write_weights
+    from albert_tf.tasks.glue.model import AlbertClassifier
+
+    config = AlbertConfig(**TINY)
+    run = tmp_path / "runs" / "mrpc"
+    (run / "best").mkdir(parents=True)
+    model = AlbertClassifier(config, num_labels=3)
+    config.to_json_file(str(run / "albert_config.json"))
+    write_model_file(model, str(run))
+    write_weights(model, str(run / "best" / "ckpt-best"), step=7)
+    logs = []
+    convert(str(run / "best" / "ckpt-best"), "albert_tf", str(tmp_path / "o" / "model.ckpt"), "official",
+            log=logs.append)
+    count = len(model_official_arrays(model))
+    assert f"loaded {count}, missing 0, unused 0" in logs[0]
+    back, _, _ = read_official_checkpoint(str(tmp_path / "o" / "model.ckpt"))
+    np.testing.assert_array_equal(back["output_weights"], model.head.kernel.numpy().T)
+    # without the run's files the folder is named in the one line
+    (run / "albert_config.json").unlink()
+    with pytest.raises(CheckpointError, match=r"no albert_config\.json beside the checkpoint or in its run's folder"):
+        convert(str(run / "best" / "ckpt-best"), "albert_tf", str(tmp_path / "p" / "model.ckpt"), "official",
+                log=logs.append)

@@ -163,12 +163,15 @@ def model_from_file(path: str) -> Any:
 
 def described_model(prefix: str) -> Any | None:
     """The model whose ``model.json`` the run (or conversion) that wrote ``prefix`` left, restored from ``prefix``
-    by Keras path; None where there is no ``model.json`` or it does not fit the checkpoint (another model written
-    into the same folder later)."""
+    by Keras path; None where there is no ``model.json``, its class cannot be built here, or it does not fit the
+    checkpoint (another model written into the same folder later)."""
     found = find_in_run(prefix, MODEL_FILE)
     if found is None:
         return None
-    model = model_from_file(found)
+    try:
+        model = model_from_file(found)
+    except CheckpointError:  # a class this process cannot build (a task package not installed here): read as before
+        return None
     report = trainer_layout.load_weights_by_path(model, prefix)
     if report.missing or report.shape_mismatches or not report.loaded:
         return None

@@ -192,10 +192,10 @@ def _described_model(path: str, arrays: Mapping[str, np.ndarray], config: Any, h
     found = find_in_run(path, native.MODEL_FILE)
     if found is None:
         return None
-    model = native.model_from_file(found)
     try:
+        model = native.model_from_file(found)
         huggingface.check_configs_agree(config, official.effective_config(model), path)
-    except CheckpointError:  # written for another model than the checkpoint beside it now
+    except CheckpointError:  # a class not built here, or written for another model than the checkpoint now beside it
         return None
     report = assign_official_arrays(model, arrays)
     left = set(report.unused) & (official_head_names(heads) | set(_PRETRAINING_HEADS))

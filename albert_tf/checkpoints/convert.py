@@ -4,11 +4,11 @@ Pipeline: read the input as ``{official name: array}`` (or, for albert-tf, the m
 holds), check it against the ALBERT config before anything is built, load it into an
 albert-tf model (``AlbertPretrainer`` when the MLM and SOP heads are present, else
 ``AlbertEncoder``) and print the load report, then write the output format from that model.
-Official fine-tuning heads (``output_weights``, ``cls/squad/*``, SQuAD v2) that the model
-does not hold are carried through unchanged to an official output, and to a Hugging Face
-output where transformers has the same head (the SQuAD v2 heads have none: refused unless
-``allow_partial``, then listed as not written); to a keras-hub output as the task keras-hub has for the head
-(``AlbertTextClassifier``), and otherwise refused the same way (:mod:`albert_tf.checkpoints.keras_hub`).
+A fine-tuning head held whole (``output_weights``, ``cls/squad/*``, SQuAD v2's) makes that model the task model
+(:func:`read_input`), so every output format that has a class for the head holds it: official names, albert-tf,
+Hugging Face (the SQuAD v2 head has none), keras-hub (``AlbertTextClassifier`` only). Head arrays no model holds are
+carried unchanged to an official output. What an output cannot hold is refused unless ``encoder_only``
+(:func:`not_written`).
 
 A Hugging Face or keras-hub output also gets the model's tokenizer (:func:`find_tokenizer`): the given
 SentencePiece ``.model`` / WordPiece vocab file (keras-hub: SentencePiece only), else the one found beside the input
@@ -37,6 +37,7 @@ from albert_tf.checkpoints.report import (
     NotAlbertCheckpointError,
     assign_official_arrays,
     model_official_arrays,
+    official_slots,
 )
 from albert_tf.checkpoints.run_meta import find_in_run, run_folders
 
@@ -95,7 +96,7 @@ def find_tokenizer(
     if recorded:
         return recorded, note
     path = os.fspath(input_path)
-    if keras_hub.is_keras_hub_handle(path) or keras_hub.is_keras_hub_folder(path):
+    if keras_hub.is_keras_hub(path):
         found = keras_hub.tokenizer_file(path)
         if found:
             return {"spm_model_file": found}, f"tokenizer: {found} (the keras-hub preset's)"
@@ -147,13 +148,13 @@ def find_config(input_path: str, input_format: str, albert_config_file: str | No
     path = os.fspath(input_path)
     if input_format == "albert_tf" and path.endswith(".keras"):
         return None
-    folder = path if _fs.isdir(path) else os.path.dirname(path if _fs.is_remote(path) else os.path.abspath(path))
-    found = find_in_run(folder if _fs.isdir(path) else os.path.join(folder, os.path.basename(path)), CONFIG_NAME)
+    checkpoint = path if _fs.is_remote(path) else os.path.abspath(path)
+    found = find_in_run(checkpoint, CONFIG_NAME)
     if found is not None:
         return AlbertConfig.from_json_file(found)
     if input_format == "huggingface":
         return huggingface.albert_config_from_huggingface(huggingface.read_huggingface_config(path))
-    looked = ", ".join(run_folders(os.path.join(folder, os.path.basename(path))))
+    looked = ", ".join(run_folders(checkpoint))
     raise CheckpointError(
         f"{path}: no --albert_config_file given and no {CONFIG_NAME} beside the checkpoint or in its run's "
         f"folder (looked in {looked})"
@@ -204,7 +205,7 @@ def _described_model(path: str, arrays: Mapping[str, np.ndarray], config: Any, h
 
 def _check_input_exists(path: str, input_format: str) -> None:
     if input_format == "keras_hub":
-        if not (keras_hub.is_keras_hub_handle(path) or keras_hub.is_keras_hub_folder(path)):
+        if not keras_hub.is_keras_hub(path):
             raise CheckpointError(f"{path}: not a keras-hub preset (a folder whose config.json names a keras-hub "
                                   "class, or a keras-hub handle)")
         return
@@ -246,8 +247,7 @@ def read_input(
         huggingface.check_configs_agree(config, keras_hub.find_config(path), path)
         arrays, unknown = keras_hub.read_keras_hub(path, heads)
         ignored, source = [], path
-        hint["keras_hub_task"] = next((h.keras_hub_task for h in heads if h.keras_hub_task
-                                       and set(h.official_names) <= set(arrays)), None)
+        hint["keras_hub_task"] = keras_hub.task_class(path)
     else:
         state, hf_config = huggingface.read_huggingface_dir(path)
         huggingface.check_configs_agree(config, huggingface.albert_config_from_huggingface(hf_config), path)
@@ -271,7 +271,7 @@ def not_written(model: Any, carried: Mapping[str, np.ndarray], output_format: st
     model holds."""
     own = heads_of(model)
     head = own[0] if own else None
-    names = [*model_official_arrays(model), *carried]
+    names = [*official_slots(model), *carried]
     if output_format == "official":
         return []
     if output_format == "albert_tf":
@@ -452,8 +452,7 @@ def convert(
         )
     if encoder_only:
         encoder = getattr(model, "encoder", model)
-        kept = set(model_official_arrays(encoder))
-        dropped = sorted({*model_official_arrays(model), *carried, *dropped} - kept)
+        dropped = sorted({*official_slots(model), *carried, *dropped} - set(official_slots(encoder)))
         model, carried = encoder, {}
     if tokenizer:
         tokenizer.setdefault("do_lower_case", do_lower_case)  # a run's recorded tokenizer keeps its own setting

@@ -28,7 +28,7 @@ def detect(path: str | official.OpenCheckpoint) -> tuple[str, official.OpenCheck
     for the loader to read through; an opened checkpoint is told from its listing)."""
     if not isinstance(path, official.OpenCheckpoint):
         path = os.fspath(path)
-        if keras_hub.is_keras_hub_handle(path) or keras_hub.is_keras_hub_folder(path):
+        if keras_hub.is_keras_hub(path):
             return "keras_hub", None
         if _fs.isdir(path) and _fs.exists(os.path.join(path, "config.json")):
             if _is_huggingface_folder(path):

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from albert_tf.checkpoints.heads import TaskHead, huggingface_head_names
+from albert_tf.checkpoints.names import OFFICIAL_BLOCK
 from albert_tf.checkpoints.report import (
     CheckpointError,
     NotAlbertCheckpointError,
@@ -83,7 +84,6 @@ _TIED_ALIASES = {
 }
 _BUFFERS = ("embeddings.position_ids", "embeddings.token_type_ids")
 
-_BLOCK_RE = re.compile(r"^bert/encoder/transformer/group_(\d+)/inner_group_(\d+)/(.+)$")
 _HF_BLOCK_RE = re.compile(r"^encoder\.albert_layer_groups\.(\d+)\.albert_layers\.(\d+)\.(.+)$")
 _HF_BACKBONE = {hf: (off, t) for off, (hf, t) in _BACKBONE.items()}
 _HF_BLOCK = {hf: (off, t) for off, (hf, t) in _BLOCK.items()}
@@ -95,7 +95,7 @@ def official_to_huggingface_name(name: str, heads: Iterable[TaskHead] = ()) -> t
     if name in _BACKBONE:
         hf, t = _BACKBONE[name]
         return HF_PREFIX + hf, t
-    m = _BLOCK_RE.match(name)
+    m = OFFICIAL_BLOCK.match(name)
     if m and m.group(3) in _BLOCK:
         hf, t = _BLOCK[m.group(3)]
         return f"{HF_PREFIX}encoder.albert_layer_groups.{m.group(1)}.albert_layers.{m.group(2)}.{hf}", t

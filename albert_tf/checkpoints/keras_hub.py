@@ -24,8 +24,9 @@ from typing import Any
 import numpy as np
 
 from albert_tf import files as _fs
-from albert_tf.checkpoints.heads import TaskHead, head_rows
-from albert_tf.checkpoints.report import CheckpointError
+from albert_tf.checkpoints.heads import TaskHead, head_rows, heads_of
+from albert_tf.checkpoints.names import OFFICIAL_BLOCK
+from albert_tf.checkpoints.report import CheckpointError, assign_official_arrays
 
 INSTALL = "pip install 'albert-tf[keras_hub]'"
 CONFIG_FILE = "config.json"
@@ -89,7 +90,7 @@ def keras_hub_path(name: str) -> str | None:
     """The keras-hub ``AlbertBackbone`` variable path of an official encoder name, or None."""
     if name in _BACKBONE:
         return _BACKBONE[name]
-    m = re.match(r"^bert/encoder/transformer/group_(\d+)/inner_group_(\d+)/(.+)$", name)
+    m = OFFICIAL_BLOCK.match(name)
     if m and m.group(3) in _BLOCK:
         return f"group_{m.group(1)}_inner_layer_{m.group(2)}/{_BLOCK[m.group(3)]}"
     return None
@@ -125,6 +126,11 @@ def is_keras_hub_handle(value: str | os.PathLike | None) -> bool:
         return False
     value = os.fspath(value)
     return value.startswith(KAGGLE_SCHEME) or (value in KERAS_HUB_PRESETS and not _fs.exists(value))
+
+
+def is_keras_hub(value: str | os.PathLike | None) -> bool:
+    """Whether ``value`` names a keras-hub preset: one of keras-hub's handles or a folder ``save_to_preset`` wrote."""
+    return bool(value) and (is_keras_hub_handle(value) or is_keras_hub_folder(os.fspath(value)))
 
 
 def require_keras_hub() -> Any:
@@ -245,7 +251,9 @@ def pretrained(path: str) -> Any:
 # ------------------------------------------------------------------------------------------------ reading
 
 
-def _task_class(folder: str) -> str | None:
+def task_class(path: str) -> str | None:
+    """The keras-hub task class a preset folder or handle holds (``task.json``), or None for a backbone alone."""
+    folder = local_folder(path)
     file = os.path.join(folder, TASK_FILE)
     if not _fs.exists(file):
         return None
@@ -260,11 +268,11 @@ def read_keras_hub(path: str, heads: Sequence[TaskHead] = ()) -> tuple[dict[str,
     folder = local_folder(path)
     backbone_config(folder)  # an AlbertBackbone, or one line before keras-hub starts
     keras_hub = require_keras_hub()
-    task_class = _task_class(folder)
-    head = next((h for h in heads if task_class and h.keras_hub_task == task_class), None)
+    held = task_class(folder)
+    head = next((h for h in heads if held and h.keras_hub_task == held), None)
     try:
-        if task_class is not None and hasattr(keras_hub.models, task_class):
-            task = getattr(keras_hub.models, task_class).from_preset(folder, load_weights=True)
+        if held is not None and hasattr(keras_hub.models, held):
+            task = getattr(keras_hub.models, held).from_preset(folder, load_weights=True)
             backbone = task.backbone
         else:
             task, backbone = None, keras_hub.models.Backbone.from_preset(folder, load_weights=True)
@@ -308,10 +316,8 @@ def _official_shapes(arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
 
 def load_keras_hub(model: Any, path: str) -> Any:
     """Load a keras-hub preset folder or handle into ``model``; returns the load report."""
-    from albert_tf.checkpoints.heads import heads_of
     from albert_tf.checkpoints.huggingface import check_configs_agree
     from albert_tf.checkpoints.official import effective_config
-    from albert_tf.checkpoints.report import assign_official_arrays
 
     config = effective_config(model)
     if config is not None:

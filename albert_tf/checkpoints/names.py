@@ -11,6 +11,7 @@ from the model class (``task_heads``).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -18,6 +19,8 @@ import numpy as np
 from albert_tf.checkpoints.heads import TaskHead, heads_of
 
 TRANSFORMS = ("identity", "transpose")
+#: An official block variable name: ``(group, inner group, suffix under it)``.
+OFFICIAL_BLOCK = re.compile(r"^bert/encoder/transformer/group_(\d+)/inner_group_(\d+)/(.+)$")
 
 
 @dataclass(frozen=True)

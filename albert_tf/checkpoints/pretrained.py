@@ -70,7 +70,7 @@ def resolve_any(value: str | None) -> Pretrained | None:
     (``checkpoints.keras_hub.pretrained``), or None for anything else (a path)."""
     from albert_tf.checkpoints import keras_hub
 
-    if value and (keras_hub.is_keras_hub_handle(value) or keras_hub.is_keras_hub_folder(value)):
+    if keras_hub.is_keras_hub(value):
         return keras_hub.pretrained(value)
     return resolve_pretrained(value) if is_preset_name(value) else None
 
@@ -82,7 +82,7 @@ def pretrained_for_model(name: str) -> tuple[Any, Any] | None:
     encoder the weights do not fill (``restore_pretrained``)."""
     from albert_tf.checkpoints import keras_hub
 
-    if keras_hub.is_keras_hub_handle(name) or keras_hub.is_keras_hub_folder(name):
+    if keras_hub.is_keras_hub(name):
         return keras_hub.find_config(name), _loader(name, name)
     if not is_preset_name(name):
         return None

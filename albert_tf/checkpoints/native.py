@@ -181,6 +181,8 @@ def described_model(prefix: str) -> Any | None:
 def load_keras_file(path: str) -> Any:
     """The model of a ``.keras`` file; a missing, empty, cut or foreign file is a one-line
     :class:`CheckpointError` (Keras says "File not found" for a file that is there but is no zip archive)."""
+    import io
+    import json
     import zipfile
 
     import keras
@@ -191,9 +193,8 @@ def load_keras_file(path: str) -> Any:
         what = "empty" if os.path.getsize(path) == 0 else "not a zip archive: cut short, or a file of another kind"
         raise CheckpointError(f"{path}: not a .keras file ({what})")
     try:
-        with zipfile.ZipFile(path) if "://" not in path else _remote_zip(path) as archive:
-            import json
-
+        source = path if "://" not in path else io.BytesIO(_fs.read_bytes(path))
+        with zipfile.ZipFile(source) as archive:
             import_model_module(json.loads(archive.read("config.json")))
     except (KeyError, ValueError, zipfile.BadZipFile):
         pass  # Keras names what is wrong with the archive
@@ -202,13 +203,6 @@ def load_keras_file(path: str) -> Any:
     except (ValueError, KeyError, OSError, TypeError, zipfile.BadZipFile) as e:
         first = (str(e).strip().splitlines() or [type(e).__name__])[0]
         raise CheckpointError(f"{path}: the .keras file cannot be loaded ({first})") from None
-
-
-def _remote_zip(path: str) -> Any:
-    import io
-    import zipfile
-
-    return zipfile.ZipFile(io.BytesIO(_fs.read_bytes(path)))
 
 
 def read_native(path: str, config: Any | None = None) -> tuple[Any, list[str]]:

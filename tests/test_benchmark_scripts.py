@@ -603,6 +603,10 @@ def test_serving_latency_default_runs_every_variant():
     for name in VARIANTS:
         assert report["variants"][name]["median_ms"] > 0, name
     assert {"albert_tf", "transformers"} <= set(report["profile"])
+    # the dense work of the long pair (128 tokens, ALBERT-base): albert-tf's last FFN runs on [CLS] alone
+    ours = report["profile"]["albert_tf"]["op_breakdown"]["dense_positions"]["by_shape"]
+    theirs = report["profile"]["transformers"]["op_breakdown"]["dense_positions"]["by_shape"]
+    assert (ours["128x3072"], ours["1x3072"], theirs["128x3072"]) == (11, 1, 12)
 
 
 # ------------------------------------------------------------------ every other script's default path, smallest shapes

@@ -155,7 +155,10 @@ def test_packed_step_with_recomputation_or_xla_equals_one_example_per_row(recomp
 
 def test_packed_rows_run_the_dense_layers_on_real_tokens_only(monkeypatch):
     """The projections and the FFN see the T real tokens of the packed rows, not R x L positions: the padding
-    left at the rows' ends is not computed there (what makes packing pay on pairs, benchmarks/README.md)."""
+    left at the rows' ends is not computed there (what makes packing pay on pairs, benchmarks/README.md). At
+    inference the classifier's last layer computes only the N examples' [CLS] tokens (``pooled_only``)."""
+    import albert_tf.modeling.transformer as transformer
+
     tf.keras.utils.set_random_seed(6)
     model = AlbertClassifier(_config(), 2)
     batch = _batch(LENGTHS)
@@ -164,10 +167,19 @@ def test_packed_rows_run_the_dense_layers_on_real_tokens_only(monkeypatch):
     assert rows * length > sum(LENGTHS)  # the rows hold padding
     seen = []
     ffn = model.encoder.unique_blocks()[0].ffn_sublayer
-    real_call = ffn.intermediate.call
-    monkeypatch.setattr(ffn.intermediate, "call", lambda x, **kw: seen.append(tuple(x.shape)) or real_call(x, **kw))
-    model.packed_logits(packed)
+    real_project = transformer.project
+
+    def project(x, kernel, *args, **kwargs):
+        if kernel is ffn.intermediate.kernel:
+            seen.append(tuple(x.shape))
+        return real_project(x, kernel, *args, **kwargs)
+
+    monkeypatch.setattr(transformer, "project", project)
+    model.packed_logits(packed, training=True)
     assert seen == [(sum(LENGTHS), 32)] * 2  # two layers, one shared block
+    seen.clear()
+    model.packed_logits(packed)
+    assert seen == [(sum(LENGTHS), 32), (len(LENGTHS), 32)]
 
 
 def test_the_sequence_output_of_real_tokens_equals_the_unpacked_one():

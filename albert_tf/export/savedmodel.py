@@ -220,17 +220,26 @@ def run_tf1_session(
 
     graph = tf.Graph()
     with graph.as_default(), tf.compat.v1.Session(graph=graph) as sess:
-        meta = tf.compat.v1.saved_model.loader.load(sess, ["serve"], export_dir)
-        if signature not in meta.signature_def:
-            raise KeyError(f"{export_dir}: no signature {signature!r}; it has {sorted(meta.signature_def)}")
-        sig = meta.signature_def[signature]
-        missing = set(sig.inputs) - set(feeds)
-        if missing:
-            raise KeyError(f"signature {signature!r} needs inputs {sorted(sig.inputs)}; missing {sorted(missing)}")
-        feed_dict = {sig.inputs[k].name: np.asarray(v) for k, v in feeds.items()}
+        sig, feed_dict = load_in_session(sess, export_dir, signature, feeds)
         names = sorted(sig.outputs)
         values = sess.run([sig.outputs[k].name for k in names], feed_dict=feed_dict)
     return dict(zip(names, values, strict=True))
+
+
+def load_in_session(sess: Any, export_dir: str, signature: str, feeds: Mapping[str, Any]) -> tuple[Any, dict]:
+    """Load ``export_dir`` into the TF1 ``sess`` as TF Serving does; returns ``signature``'s ``SignatureDef`` and the
+    feed dict of ``feeds`` (signature input name -> array). A missing signature or input is a ``KeyError`` naming
+    what the export has."""
+    import tensorflow as tf
+
+    meta = tf.compat.v1.saved_model.loader.load(sess, ["serve"], export_dir)
+    if signature not in meta.signature_def:
+        raise KeyError(f"{export_dir}: no signature {signature!r}; it has {sorted(meta.signature_def)}")
+    sig = meta.signature_def[signature]
+    missing = set(sig.inputs) - set(feeds)
+    if missing:
+        raise KeyError(f"signature {signature!r} needs inputs {sorted(sig.inputs)}; missing {sorted(missing)}")
+    return sig, {sig.inputs[k].name: np.asarray(v) for k, v in feeds.items()}
 
 
 def load_export_info(export_dir: str) -> dict[str, Any]:

@@ -8,19 +8,17 @@ available under the explicit name ``gelu_exact``.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 
 import keras
-from keras import ops
-
-_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 
 
 @keras.saving.register_keras_serializable(package="albert_tf")
 def gelu_tanh(x):
-    """GELU, tanh approximation: what ALBERT's ``"gelu"`` computes."""
-    return 0.5 * x * (1.0 + ops.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * ops.power(x, 3))))
+    """GELU, tanh approximation: what ALBERT's ``"gelu"`` computes, through Keras' ``gelu(approximate=True)`` (the
+    same formula): on TensorFlow that is ``tf.nn.gelu``, whose graph TensorFlow's oneDNN rewrite fuses into the
+    matmul before it (``attention.project``)."""
+    return keras.activations.gelu(x, approximate=True)
 
 
 @keras.saving.register_keras_serializable(package="albert_tf")

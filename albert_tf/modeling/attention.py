@@ -3,8 +3,9 @@
 * Q, K, V kernels are stored [H, N*D] (head n in columns n*D ... (n+1)*D-1) with biases [N*D],
   the output projection [N*D, H] with bias [H]: the official checkpoint layouts, so a converter
   needs no reshapes.
-* The three projections run as one matmul against the concatenated kernel (fewer, larger
-  matmuls are faster on CPU); the variables stay separate.
+* Q, K and V are three matmuls, each with its bias added by ``bias_add`` (:func:`project`). One matmul against the
+  concatenated kernel copied the three kernels on every call (per layer: 12 copies of 7 MB per ALBERT-base
+  forward); three matmuls are as fast on CPU and copy nothing (``benchmarks/README.md``, serving one pair).
 * Scores are ``q.k / sqrt(D)`` plus an additive ``(1 - mask) * -10000`` on *keys only*; padded
   query rows are still computed, as in the official code. Softmax runs in float32 under mixed
   precision.
@@ -23,6 +24,28 @@ from albert_tf.modeling.initializers import truncated_normal
 from albert_tf.modeling.recompute import dropout
 
 MASK_NEGATIVE = -10000.0
+
+
+def project(x, kernel, bias, dtype, activation=None):
+    """``activation(x @ kernel + bias)`` in ``dtype`` on the last axis of ``x``, written as TensorFlow's oneDNN graph
+    rewrite fuses it into one kernel: a 2-D MatMul (``x`` of higher rank is flattened around it; Keras would take
+    ``tensordot``, whose reshape sits between the matmul and the bias), the bias added by ``BiasAdd`` (an ``AddV2``
+    fuses with no activation) and GELU as ``tf.nn.gelu`` writes it (:func:`~albert_tf.modeling.activations.gelu_tanh`).
+    Unfused, the bias and the GELU's eight elementwise ops each read and write the whole activation."""
+    width = int(kernel.shape[-1])
+    flat = ops.reshape(x, (-1, ops.shape(x)[-1])) if len(x.shape) != 2 else x
+    y = ops.matmul(flat, ops.cast(kernel, dtype))
+    if keras.backend.backend() == "tensorflow":
+        import tensorflow as tf
+
+        y = tf.nn.bias_add(y, ops.cast(bias, dtype))
+    else:
+        y = y + ops.cast(bias, dtype)
+    if activation is not None:
+        y = activation(y)
+    if len(x.shape) == 2:
+        return y
+    return ops.reshape(y, (*ops.shape(x)[:-1], width))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -73,7 +96,7 @@ def attention_bias_from_example_ids(example_ids, dtype="float32"):
 
 @keras.saving.register_keras_serializable(package="albert_tf")
 class AlbertAttention(keras.layers.Layer):
-    """Self-attention with separate Q/K/V/output variables and a fused QKV matmul."""
+    """Self-attention with separate Q/K/V/output variables (the official checkpoint's)."""
 
     def __init__(
         self,
@@ -106,70 +129,57 @@ class AlbertAttention(keras.layers.Layer):
         self.output_bias = self.add_weight(name="output_bias", shape=(h,), initializer="zeros")
         self.built = True
 
-    def call(self, x, attention_bias, training=None, query_input=None, layout=None):
-        """``x`` [B, S, H] -> [B, S, H]; with ``query_input`` [B, P, H] the queries come only from those rows.
+    def call(self, x, attention_bias, training=None, query_input=None, layout=None, query_rows=None):
+        """``x`` [B, S, H] -> [B, S, H]; with ``query_input`` the queries come only from those rows.
 
-        ``query_input`` (the last layer's subset path, see ``TransformerBlock``) gives [B, P, H]: keys and
-        values still come from every row of ``x``, so each output row equals that row of the full call.
+        ``query_input`` [B, P, H] (the pretraining model's last block, see ``TransformerBlock``): keys and values
+        still come from every row of ``x``, so each output row equals that row of the full call; returns [B, P, H].
+        ``query_input`` [N, H] with ``query_rows`` [N] (``AlbertEncoder.call_packed(pooled_only=True)``): one query
+        per example, which attends to row ``query_rows[n]`` of the keys under ``attention_bias`` [N, 1, 1, L]
+        (its own row of the bias); returns [N, H].
 
         Unpadded tokens (``AlbertEncoder.call_packed``): with a :class:`TokenLayout`, ``x`` [T, H] holds only the
         real tokens of its rows. The Q, K, V and output projections run on the T tokens; only the scores and their
-        weighted sum are computed per row (Q, K, V laid into [R, L, 3H], zero at padding, whose keys
+        weighted sum are computed per row (Q, K, V laid into [R, L, H], zero at padding, whose keys
         ``attention_bias`` masks). Returns [T, H].
         """
-        if query_input is not None:
-            return self._call_query_subset(x, query_input, attention_bias, training)
-        n, d = self.num_attention_heads, self.head_size
         dtype = self.compute_dtype
-        kernel = ops.concatenate([self.query_kernel, self.key_kernel, self.value_kernel], axis=1)
-        bias = ops.concatenate([self.query_bias, self.key_bias, self.value_bias], axis=0)
-        qkv = ops.matmul(x, ops.cast(kernel, dtype)) + ops.cast(bias, dtype)  # [B, S, 3H] or [T, 3H]
+        queries = x if query_input is None else query_input
+        q = project(queries, self.query_kernel, self.query_bias, dtype)
+        k = project(x, self.key_kernel, self.key_bias, dtype)  # [B, S, H] or [T, H]
+        v = project(x, self.value_kernel, self.value_bias, dtype)
         if layout is not None:
-            qkv = layout.to_rows(qkv)  # [R, L, 3H]
-        b, s = ops.shape(qkv)[0], ops.shape(qkv)[1]
-        qkv = ops.transpose(ops.reshape(qkv, (b, s, 3 * n, d)), (0, 2, 1, 3))  # [B, 3N, S, D]
-        # split (whose gradient is a concat), not indexing: a strided-slice gradient writes a
-        # zero-filled copy of the whole tensor per slice, which was 10% of the step on CPU.
-        q, k, v = ops.split(qkv, 3, axis=1)  # each [B, N, S, D]
-        q = q * ops.cast(1.0 / math.sqrt(d), dtype)
-        scores = ops.matmul(q, ops.transpose(k, (0, 1, 3, 2)))  # [B, N, S, S]
-        scores = ops.cast(scores, "float32") + ops.cast(attention_bias, "float32")
-        probs = ops.softmax(scores, axis=-1)
-        probs = dropout(self.attention_dropout, ops.cast(probs, dtype), training)
-        context = ops.matmul(probs, v)  # [B, N, S, D]
-        context = ops.reshape(ops.transpose(context, (0, 2, 1, 3)), (b, s, n * d))
-        if layout is not None:
+            k, v = layout.to_rows(k), layout.to_rows(v)  # [R, L, H]
+            if query_input is None:
+                q = layout.to_rows(q)
+        if query_rows is not None:  # each query alone in a row, before the keys of its example's row
+            q = q[:, None, :]
+            k, v = ops.take(k, query_rows, axis=0), ops.take(v, query_rows, axis=0)  # [N, L, H]
+        context = self._attend(q, k, v, attention_bias, training)  # [B, P, H]
+        if query_rows is not None:
+            context = context[:, 0, :]
+        elif layout is not None and query_input is None:
             context = layout.take(context)  # [T, H]
-        return ops.matmul(context, ops.cast(self.output_kernel, dtype)) + ops.cast(self.output_bias, dtype)
+        return project(context, self.output_kernel, self.output_bias, dtype)
 
-    def _call_query_subset(self, x, query_input, attention_bias, training):
-        """Queries from ``query_input`` [B, P, H], keys/values from ``x`` [B, S, H]; returns [B, P, H].
-
-        Two matmuls (Q on P rows, fused K|V on S rows) instead of the fused QKV on S rows; the same
-        variables, so checkpoints are unchanged.
-        """
-        b = ops.shape(x)[0]
-        s = ops.shape(x)[1]
-        p = ops.shape(query_input)[1]
+    def _attend(self, q, k, v, attention_bias, training):
+        """Scaled dot-product attention of queries [B, P, H] over keys and values [B, S, H] -> context [B, P, H]."""
         n, d = self.num_attention_heads, self.head_size
         dtype = self.compute_dtype
-        q = ops.matmul(query_input, ops.cast(self.query_kernel, dtype)) + ops.cast(self.query_bias, dtype)
-        q = ops.transpose(ops.reshape(q, (b, p, n, d)), (0, 2, 1, 3))  # [B, N, P, D]
-        kernel = ops.concatenate([self.key_kernel, self.value_kernel], axis=1)
-        bias = ops.concatenate([self.key_bias, self.value_bias], axis=0)
-        kv = ops.matmul(x, ops.cast(kernel, dtype)) + ops.cast(bias, dtype)  # [B, S, 2H]
-        kv = ops.transpose(ops.reshape(kv, (b, s, 2 * n, d)), (0, 2, 1, 3))  # [B, 2N, S, D]
-        k, v = ops.split(kv, 2, axis=1)  # each [B, N, S, D]
-        q = q * ops.cast(1.0 / math.sqrt(d), dtype)
+
+        def heads(t):  # [B, S, H] -> [B, N, S, D]
+            return ops.transpose(ops.reshape(t, (ops.shape(t)[0], ops.shape(t)[1], n, d)), (0, 2, 1, 3))
+
+        q, k, v = heads(q * ops.cast(1.0 / math.sqrt(d), dtype)), heads(k), heads(v)
         scores = ops.matmul(q, ops.transpose(k, (0, 1, 3, 2)))  # [B, N, P, S]
         scores = ops.cast(scores, "float32") + ops.cast(attention_bias, "float32")
         probs = ops.softmax(scores, axis=-1)
         probs = dropout(self.attention_dropout, ops.cast(probs, dtype), training)
         context = ops.matmul(probs, v)  # [B, N, P, D]
-        context = ops.reshape(ops.transpose(context, (0, 2, 1, 3)), (b, p, n * d))
-        return ops.matmul(context, ops.cast(self.output_kernel, dtype)) + ops.cast(self.output_bias, dtype)
+        b, p = ops.shape(context)[0], ops.shape(context)[2]
+        return ops.reshape(ops.transpose(context, (0, 2, 1, 3)), (b, p, n * d))
 
-    def compute_output_spec(self, x, attention_bias, training=None, query_input=None, layout=None):
+    def compute_output_spec(self, x, attention_bias, training=None, query_input=None, layout=None, query_rows=None):
         rows = x if query_input is None else query_input
         return keras.KerasTensor(tuple(rows.shape[:-1]) + (self.hidden_size,), dtype=self.compute_dtype)
 

@@ -37,11 +37,16 @@ import keras
 from keras import ops
 
 from albert_tf.config import MODEL_CONFIGS, SHARING_MODES, AlbertConfig, ConfigError
-from albert_tf.modeling.attention import TokenLayout, attention_bias_from_example_ids, attention_bias_from_mask
+from albert_tf.modeling.attention import (
+    MASK_NEGATIVE,
+    TokenLayout,
+    attention_bias_from_example_ids,
+    attention_bias_from_mask,
+)
 from albert_tf.modeling.embeddings import AlbertEmbeddings
 from albert_tf.modeling.initializers import truncated_normal
 from albert_tf.modeling.serialization import RebuiltFromConfig
-from albert_tf.modeling.transformer import AttentionSublayer, FeedForwardSublayer, TransformerBlock
+from albert_tf.modeling.transformer import AttentionSublayer, ExampleQueries, FeedForwardSublayer, TransformerBlock
 from albert_tf.tokenization.packing import INPUT_NAMES
 
 
@@ -102,22 +107,38 @@ def build_from_preset(model_class: type, preset: str, kwargs: dict[str, Any]) ->
 
 def encode(embeddings: Any, mapping: Any, blocks: list[list[Any]], input_ids: Any, segment_ids: Any,
            attention_bias: Any, *, position_ids: Any = None, layout: TokenLayout | None = None,
-           query_positions: Any = None, training: bool | None = None) -> tuple[Any, Any, list[Any]]:
+           query_positions: Any = None, queries: ExampleQueries | None = None,
+           training: bool | None = None) -> tuple[Any, Any, list[Any]]:
     """ALBERT's forward pass, written once for both calls of :class:`AlbertEncoder` (the functional graph on
     [B, S] rows and ``call_packed`` on packed rows or their real tokens): embeddings in E, the E -> H projection
     (``mapping``; None when E = H), then the [L][K] ``blocks`` in order. ``layout``: the real tokens the dense
     layers see (attention alone reads it); ``query_positions`` [B, P]: the last block computes only those rows (the
-    MLM positions). Returns ``(embedding_output, hidden, the block outputs before the last one's subset)``."""
+    MLM positions); ``queries``: the last block computes only those tokens (``call_packed(pooled_only=True)``).
+    Returns ``(embedding_output, hidden, the block outputs before the last one's subset)``."""
     embedding_output = embeddings(input_ids, segment_ids, training=training, position_ids=position_ids)
     x = mapping(embedding_output) if mapping is not None else embedding_output
     applications = [block for row in blocks for block in row]
     outputs = []
-    for block in applications[:-1] if query_positions is not None else applications:
+    subset = query_positions is not None or queries is not None
+    for block in applications[:-1] if subset else applications:
         x = block(x, attention_bias, training=training, layout=layout)
         outputs.append(x)
-    if query_positions is not None:
-        x = applications[-1](x, attention_bias, training=training, query_positions=query_positions)
+    if subset:
+        x = applications[-1](x, attention_bias, training=training, query_positions=query_positions, layout=layout,
+                             queries=queries)
     return embedding_output, x, outputs
+
+
+def example_queries(example_ids: Any, example_positions: Any, tokens: Any) -> ExampleQueries:
+    """The [CLS] token of each example of packed rows as the last block's only queries: ``example_ids`` [R, L] (each
+    token's example number, 0 = padding), ``example_positions`` [N] (each [CLS] as a flat index into the rows),
+    ``tokens`` [N] (the same tokens as indices into the block's input). Each query's bias row lets it attend to the
+    tokens of its own example, as ``attention_bias_from_example_ids`` does for the full block."""
+    length = ops.shape(example_ids)[1]
+    rows = example_positions // length
+    own = ops.take(ops.reshape(example_ids, (-1,)), example_positions, axis=0)  # [N]
+    same = ops.equal(ops.take(example_ids, rows, axis=0), own[:, None])  # [N, L]
+    return ExampleQueries(tokens, rows, ((1.0 - ops.cast(same, "float32")) * MASK_NEGATIVE)[:, None, None, :])
 
 
 def encoder_inputs() -> dict[str, keras.KerasTensor]:
@@ -295,7 +316,8 @@ class AlbertEncoder(RebuiltFromConfig, keras.Model):
             per_layer.append(row)
         return per_layer
 
-    def call_packed(self, features: dict[str, Any], training: bool = False, unpadded: bool = True) -> dict[str, Any]:
+    def call_packed(self, features: dict[str, Any], training: bool = False, unpadded: bool = True,
+                    pooled_only: bool = False) -> dict[str, Any]:
         """The encoder on packed rows (``albert_tf.data.packing``, slices merged by ``packing.merge_slices``).
 
         ``features``: ``input_ids``, ``segment_ids``, ``position_ids`` and ``input_mask`` (each token's example
@@ -309,8 +331,22 @@ class AlbertEncoder(RebuiltFromConfig, keras.Model):
         its end costs only its share of the attention scores, not of the projections and the FFN (nearly all of a
         step's work). The number of real tokens is data-dependent, which XLA does not compile (``jit_compile``;
         TensorFlow 2.21 aborts the process): there ``unpadded=False`` computes every position of the rows (their
-        padding included).
+        padding included). At inference, rows without padding (a single request, examples of one length) take the
+        rows path: there the layout would only gather and scatter every token around each attention.
+
+        ``pooled_only``: only ``pooled_output`` is returned, and at inference the last block computes only each
+        example's ``[CLS]`` token (:class:`~albert_tf.modeling.transformer.ExampleQueries`; its keys and values still
+        from every token): of the last layer's dense work, 1 token per example instead of all. Training computes the
+        whole last layer (the other tokens' outputs get no gradient either way).
         """
+        if unpadded and not training:
+            full = ops.all(ops.not_equal(features["input_mask"], 0))
+            return ops.cond(full, lambda: self._call_packed(features, False, False, pooled_only),
+                            lambda: self._call_packed(features, False, True, pooled_only))
+        return self._call_packed(features, training, unpadded, pooled_only)
+
+    def _call_packed(self, features: dict[str, Any], training: bool, unpadded: bool,
+                     pooled_only: bool) -> dict[str, Any]:
         hidden = self.config.hidden_size
         layout, first_positions = None, features["example_positions"]
         if unpadded:
@@ -319,19 +355,27 @@ class AlbertEncoder(RebuiltFromConfig, keras.Model):
             # Each example's [CLS] as an index among the T tokens: how many real tokens precede its flat position.
             first_positions = ops.take(ops.cumsum(ops.cast(ops.reshape(real, (-1,)), "int32")) - 1, first_positions,
                                        axis=0)
+        queries = None
+        if pooled_only and not training:
+            queries = example_queries(features["input_mask"], features["example_positions"], first_positions)
 
         def tokens(name):  # [T] on the unpadded path, [R, L] on the rows
             return features[name] if layout is None else layout.take(features[name])
 
         _, x, _ = encode(self.embeddings, self.embedding_hidden_mapping_in, self.layer_blocks, tokens("input_ids"),
                          tokens("segment_ids"), attention_bias_from_example_ids(features["input_mask"]),
-                         position_ids=tokens("position_ids"), layout=layout, training=training)
+                         position_ids=tokens("position_ids"), layout=layout, queries=queries, training=training)
+        if queries is not None:
+            return {"pooled_output": self.pooler(x)}  # x: the [CLS] tokens [N, H]
         # Through a reshape, whose gradient makes the gather's sparse gradient dense: a recomputed block
         # (``tf.recompute_grad`` in a graph) takes only dense gradients of its output.
         first_tokens = ops.take(ops.reshape(x, (-1, hidden)), first_positions, axis=0)
+        pooled = self.pooler(first_tokens)
+        if pooled_only:
+            return {"pooled_output": pooled}
         if layout is not None:
             x = layout.to_rows(x)
-        return {"sequence_output": x, "pooled_output": self.pooler(first_tokens)}
+        return {"sequence_output": x, "pooled_output": pooled}
 
     @staticmethod
     def example_windows(sequence_output: Any, example_positions: Any, length: Any) -> Any:

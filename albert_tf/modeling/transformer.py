@@ -16,14 +16,36 @@ sublayer owned by another block.
 
 from __future__ import annotations
 
+import dataclasses
+from typing import Any
+
 import keras
+from keras import ops
 
 from albert_tf.modeling.activations import get_activation
-from albert_tf.modeling.attention import AlbertAttention
+from albert_tf.modeling.attention import AlbertAttention, project
 from albert_tf.modeling.embeddings import LAYER_NORM_EPSILON
 from albert_tf.modeling.heads import gather_positions
 from albert_tf.modeling.initializers import truncated_normal
 from albert_tf.modeling.recompute import block_seed, dropout, recompute
+
+
+@dataclasses.dataclass(frozen=True)
+class ExampleQueries:
+    """The tokens a block computes when only one token per example is read after it (the [CLS] under the pooler):
+    ``tokens`` [N] index the block's input flattened to tokens ([T, H], or [R * L, H] on rows), ``rows`` [N] the row
+    each one's keys are in, ``attention_bias`` [N, 1, 1, L] its own row of the attention bias. Keys and values still
+    come from every token, so each output equals that token's output of the whole block."""
+
+    tokens: Any
+    rows: Any
+    attention_bias: Any
+
+
+def _output_shape(x, query_positions, queries) -> tuple:
+    if queries is not None:
+        return (queries.tokens.shape[0], x.shape[-1])
+    return x.shape if query_positions is None else tuple(query_positions.shape) + (x.shape[-1],)
 
 
 @keras.saving.register_keras_serializable(package="albert_tf")
@@ -63,19 +85,24 @@ class AttentionSublayer(keras.layers.Layer):
         self.layer_norm.build(x_shape)
         self.built = True
 
-    def call(self, x, attention_bias, training=None, query_positions=None, layout=None):
+    def call(self, x, attention_bias, training=None, query_positions=None, layout=None, queries=None):
         """[B, S, H] -> [B, S, H]; with ``query_positions`` [B, P] only those rows: [B, P, H]; unpadded tokens
-        (a ``TokenLayout``: ``AlbertAttention.call``) [T, H] -> [T, H]."""
-        if query_positions is None:
+        (a ``TokenLayout``: ``AlbertAttention.call``) [T, H] -> [T, H]; with ``queries`` (:class:`ExampleQueries`)
+        only the N tokens it names, each attending to its own row: [N, H]."""
+        if queries is not None:
+            rows = ops.take(ops.reshape(x, (-1, ops.shape(x)[-1])), queries.tokens, axis=0)  # [N, H]
+            a = self.attention(x, queries.attention_bias, training=training, query_input=rows, layout=layout,
+                               query_rows=queries.rows)
+        elif query_positions is None:
             a = self.attention(x, attention_bias, training=training, layout=layout)
             return self.layer_norm(x + dropout(self.dropout, a, training))
-        rows = gather_positions(x, query_positions)
-        a = self.attention(x, attention_bias, training=training, query_input=rows)
+        else:
+            rows = gather_positions(x, query_positions)
+            a = self.attention(x, attention_bias, training=training, query_input=rows)
         return self.layer_norm(rows + dropout(self.dropout, a, training))
 
-    def compute_output_spec(self, x, attention_bias, training=None, query_positions=None, layout=None):
-        shape = x.shape if query_positions is None else tuple(query_positions.shape) + (x.shape[-1],)
-        return keras.KerasTensor(shape, dtype=self.compute_dtype)
+    def compute_output_spec(self, x, attention_bias, training=None, query_positions=None, layout=None, queries=None):
+        return keras.KerasTensor(_output_shape(x, query_positions, queries), dtype=self.compute_dtype)
 
     def get_config(self):
         config = super().get_config()
@@ -131,7 +158,11 @@ class FeedForwardSublayer(keras.layers.Layer):
         self.built = True
 
     def call(self, x, training=None):
-        f = self.output_dense(self.intermediate(x))
+        # project() rather than calling the Dense layers (which hold the variables): it writes the bias and GELU as
+        # TensorFlow fuses them into the matmul
+        dense_in, dense_out, dtype = self.intermediate, self.output_dense, self.compute_dtype
+        f = project(project(x, dense_in.kernel, dense_in.bias, dtype, dense_in.activation), dense_out.kernel,
+                    dense_out.bias, dtype)
         return self.layer_norm(x + dropout(self.dropout, f, training))
 
     def compute_output_spec(self, x, training=None):
@@ -208,12 +239,13 @@ class TransformerBlock(keras.layers.Layer):
             self.ffn_sublayer.build(x_shape)
         self.built = True
 
-    def call(self, x, attention_bias, training=None, query_positions=None, layout=None):
+    def call(self, x, attention_bias, training=None, query_positions=None, layout=None, queries=None):
         """[B, S, H] -> [B, S, H]; with ``query_positions`` [B, P] the block's output at those rows [B, P, H]; on
-        unpadded tokens (a ``TokenLayout``: ``AlbertAttention.call``) [T, H] -> [T, H]."""
+        unpadded tokens (a ``TokenLayout``: ``AlbertAttention.call``) [T, H] -> [T, H]; with ``queries`` (inference
+        only: :class:`ExampleQueries`) the output at those N tokens [N, H]."""
         def forward(x, attention_bias):
             a = self.attention_sublayer(x, attention_bias, training=training, query_positions=query_positions,
-                                        layout=layout)
+                                        layout=layout, queries=queries)
             return self.ffn_sublayer(a, training=training)
 
         if not (self.recompute and training):
@@ -226,9 +258,8 @@ class TransformerBlock(keras.layers.Layer):
         a = self.attention_sublayer
         return [a.dropout, a.attention.attention_dropout, self.ffn_sublayer.dropout]
 
-    def compute_output_spec(self, x, attention_bias, training=None, query_positions=None, layout=None):
-        shape = x.shape if query_positions is None else tuple(query_positions.shape) + (x.shape[-1],)
-        return keras.KerasTensor(shape, dtype=self.compute_dtype)
+    def compute_output_spec(self, x, attention_bias, training=None, query_positions=None, layout=None, queries=None):
+        return keras.KerasTensor(_output_shape(x, query_positions, queries), dtype=self.compute_dtype)
 
     def get_config(self):
         config = super().get_config()

@@ -100,7 +100,8 @@ class AlbertClassifier(RebuiltFromConfig, keras.Model):
         """The logits [N, num_labels] (float32) of the N examples of packed rows (``AlbertEncoder.call_packed``), in
         the order of ``features["example_positions"]``: the same head on each example's own pooled output.
         ``unpadded=False`` under XLA (``call_packed``)."""
-        pooled = self.encoder.call_packed(dict(features), training=training, unpadded=unpadded)["pooled_output"]
+        pooled = self.encoder.call_packed(dict(features), training=training, unpadded=unpadded,
+                                          pooled_only=True)["pooled_output"]
         return ops.cast(self.head(self.dropout_layer(pooled, training=training)), "float32")
 
     @classmethod

@@ -168,7 +168,8 @@ class AlbertMultipleChoice(RebuiltFromConfig, keras.Model):
         (``AlbertEncoder.call_packed``, ``albert_tf.data.packing``; each choice one packed example, the choices of a
         question consecutive in ``example_positions``): the same head on each choice's own pooled output.
         ``unpadded=False`` under XLA (``call_packed``)."""
-        pooled = self.encoder.call_packed(dict(features), training=training, unpadded=unpadded)["pooled_output"]
+        pooled = self.encoder.call_packed(dict(features), training=training, unpadded=unpadded,
+                                          pooled_only=True)["pooled_output"]
         scores = self.head(self.dropout_layer(pooled, training=training))
         return ops.cast(ops.reshape(scores, (-1, self.num_choices)), "float32")
 

@@ -59,8 +59,7 @@ def window_starts(num_pieces, capacity: int, stride: int):
 def word_tags_in_graph(model: Any, preprocessor: Any, words, stride: int, real_tokens: bool = False):
     """The tag id of each word of ``words`` (ragged ``[B, (W)]`` strings), as a ragged ``[B, (W)]`` int32: windows
     built and scored as the module docstring says. ``real_tokens``: one window per row, the dense layers on the real
-    tokens only (``AlbertTagger.packed_logits``; positions past a window are never read), unless the windows hold
-    no padding at all."""
+    tokens only (``AlbertTagger.packed_logits``; positions past a window are never read)."""
     import tensorflow as tf
 
     capacity = int(preprocessor.max_seq_length) - 2
@@ -91,15 +90,10 @@ def word_tags_in_graph(model: Any, preprocessor: Any, words, stride: int, real_t
     features = {"input_ids": tf.cast(input_ids.to_tensor(), tf.int32),
                 "input_mask": tf.cast(tf.ones_like(input_ids).to_tensor(), tf.int32)}
     features["segment_ids"] = tf.zeros_like(features["input_ids"])
-    if real_tokens:
+    if real_tokens:  # a request without padding takes the rows path (AlbertEncoder.call_packed)
         from albert_tf.data.packing import one_example_per_row
 
-        def real():
-            return model.packed_logits(one_example_per_row(features), tf.shape(features["input_ids"])[1])
-
-        # windows are padded to the longest one only: a request of one sentence (or of equal windows) has no
-        # padding, and the plain call then computes the same positions without the gathers around attention
-        logits = tf.cond(tf.reduce_all(features["input_mask"] > 0), lambda: model(features, training=False), real)
+        logits = model.packed_logits(one_example_per_row(features), tf.shape(features["input_ids"])[1])
     else:
         logits = model(features, training=False)
     tag_ids = tf.argmax(logits, -1, output_type=tf.int32)  # [windows, T]

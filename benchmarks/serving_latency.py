@@ -26,9 +26,11 @@ sides computed on the same token ids and reports the largest probability differe
 ``profile``: each side's time split into tokenization alone (albert-tf: the same preprocessor exported on its own
 by ``export_preprocessor``; transformers: the tokenizer call) and model alone on precomputed ids (albert-tf: the
 export's ``serve_token_ids`` signature; transformers: the forward + argmax), also interleaved; an op-type
-breakdown of one request (TF1 session full trace of ``serving_default``; ``torch.profiler``); the analytic
-GFLOP of the forward with each side's achieved GFLOP/s; and, as a floor, the same chain of dense matmuls run
-bare in each framework.
+breakdown of one request (TF1 session full trace of ``serving_default``; ``torch.profiler``) with the positions
+each dense matmul computed (``albert_tf.export.work.dense_work``; the input shape of each ``nn.Linear`` call); the
+analytic GFLOP of the whole forward with each side's achieved GFLOP/s (albert-tf's last layer computes only
+``[CLS]``, so its figure counts work it skips); and, as a floor, the same chain of dense matmuls run bare in each
+framework.
 
 ``variants`` (the headline stays the stock path above), each in its own worker in the same rounds: the TF1
 session loader TF Serving uses; ``inter_op=1``; oneDNN off; the stock export of the same weights in
@@ -79,9 +81,6 @@ E, H, L, I = 128, 768, 12, 3072  # ALBERT-base v2 dimensions (albert_tf/configs/
 TORCH_THREADS = 2
 CHAIN_SHAPES = ((E, H), (H, 3 * H), (H, H), (H, I), (I, H))  # the forward's dense kernels
 TARGET_RATIO = 0.8
-MATMUL_OPS = {"MatMul", "BatchMatMulV2", "BatchMatMulV3", "_MklMatMul", "_MklFusedMatMul", "_FusedMatMul",
-              "_MklBatchMatMulV2", "_MklNativeFusedMatMul", "_MklNativeBatchMatMulV2", "Einsum", "_MklEinsum",
-              "XlaLaunch", "_XlaRun"}
 TORCH_MATMUL_OPS = {"aten::addmm", "aten::mm", "aten::bmm", "aten::baddbmm", "aten::matmul", "aten::linear",
                     "aten::_scaled_dot_product_flash_attention_for_cpu", "aten::mkldnn_linear"}
 # Used where ../shared/data/glue/MRPC is absent (a user's fresh clone): plain English, long enough to fill 128.
@@ -202,6 +201,19 @@ def _tf_threads() -> dict:
             "TF_ENABLE_ONEDNN_OPTS": os.environ.get("TF_ENABLE_ONEDNN_OPTS", "unset (TF default: on)")}
 
 
+def _built_on_first_call(build):
+    """A part whose first call builds it (``build()`` returns the callable, after one untimed run) and runs it: the
+    matmul chains are made only when the profile asks for them, not before the timed requests."""
+    made = []
+
+    def part():
+        if not made:
+            made.append(build())
+        return made[0]()
+
+    return part
+
+
 def _tf_matmul_chain():
     """A callable running the forward's dense matmul chain (embedding projection + 12 x [QKV, output, FFN in,
     FFN out], batch 1 x SEQ, float32) bare in a tf.function: the floor for the model part in this framework."""
@@ -226,33 +238,12 @@ def _tf_matmul_chain():
 
 
 def _tf_op_breakdown(export_dir: str, feeds: dict, runs: int = 3) -> dict:
-    """Sum of traced op durations per op type for one ``serving_default`` request (TF1 session, full trace)."""
-    import collections
+    """Time per op type of one ``serving_default`` request and the dense positions it computed
+    (``albert_tf.export.work``: TF1 session, full trace)."""
+    from albert_tf.export.work import MATMUL_OPS, dense_work, trace_request
 
-    import numpy as np
-    import tensorflow as tf
-
-    totals: collections.Counter = collections.Counter()
-    walls = []
-    graph = tf.Graph()
-    with graph.as_default(), tf.compat.v1.Session(graph=graph) as sess:
-        meta = tf.compat.v1.saved_model.loader.load(sess, ["serve"], export_dir)
-        sig = meta.signature_def["serving_default"]
-        feed = {sig.inputs[k].name: np.asarray(v, dtype=object) for k, v in feeds.items()}
-        fetch = sig.outputs["label"].name
-        for _ in range(3):
-            sess.run(fetch, feed)
-        for _ in range(runs):
-            md = tf.compat.v1.RunMetadata()
-            opts = tf.compat.v1.RunOptions(trace_level=tf.compat.v1.RunOptions.FULL_TRACE)
-            t = time.perf_counter()
-            sess.run(fetch, feed, options=opts, run_metadata=md)
-            walls.append(time.perf_counter() - t)
-            for dev in md.step_stats.dev_stats:
-                for ns in dev.node_stats:
-                    label = ns.timeline_label
-                    op = label.split(" = ", 1)[1].split("(", 1)[0].strip() if " = " in label else ns.node_name
-                    totals[op] += (ns.op_end_rel_micros - ns.op_start_rel_micros) / 1e3 / runs
+    traced = trace_request(export_dir, feeds, output="label", runs=runs, warmup=3)
+    totals = traced.time_per_op_type()
     matmul = sum(v for k, v in totals.items() if k in MATMUL_OPS)
     text_ops = sum(v for k, v in totals.items() if any(s in k for s in ("Sentencepiece", "Regex", "Unicode",
                                                                         "String", "NormalizeUTF8", "Lookup")))
@@ -260,13 +251,24 @@ def _tf_op_breakdown(export_dir: str, feeds: dict, runs: int = 3) -> dict:
     return {
         "what": "TF1 session (TF Serving's loader), FULL_TRACE of serving_default, op time summed per op type, "
                 f"mean of {runs} traced requests; ops may overlap (inter-op threads), so the sum can exceed the wall",
-        "traced_request_wall_ms": round(statistics.median(walls) * 1e3, 1),
+        "traced_request_wall_ms": round(statistics.median(traced.walls) * 1e3, 1),
         "sum_of_op_ms": round(total, 1),
         "matmul_ms": round(matmul, 1),
         "text_ops_ms": round(text_ops, 1),
         "other_ops_ms": round(total - matmul - text_ops, 1),
-        "top_ops_ms": {k: round(v, 2) for k, v in totals.most_common(14)},
+        "top_ops_ms": {k: round(v, 2) for k, v in list(totals.items())[:14]},
+        "dense_positions": _positions_summary(dense_work(traced)),
     }
+
+
+def _positions_summary(work: list[tuple[int, int]]) -> dict:
+    """``(positions, width)`` of each dense matmul of one request -> counts per shape and the positions' total."""
+    counts: dict = {}
+    for positions, width in work:
+        counts[f"{positions}x{width}"] = counts.get(f"{positions}x{width}", 0) + 1
+    return {"what": "the dense matmuls of one request (2-D outputs: projections, FFN, pooler, head): how many of "
+                    "each positions x output width", "matmuls": len(work), "by_shape": counts,
+            "positions_x_width": sum(p * w for p, w in work)}
 
 
 def albert_tf_side(spec: dict, variant: str) -> Side:
@@ -329,7 +331,7 @@ def albert_tf_side(spec: dict, variant: str) -> Side:
     def model():
         return ids_sig(**ids)["label"].numpy()[0].decode()
 
-    parts.update(tokenize=tokenize, model=model, matmul_chain=_tf_matmul_chain())
+    parts.update(tokenize=tokenize, model=model, matmul_chain=_built_on_first_call(_tf_matmul_chain))
     info.update(
         input_ids=[int(x) for x in ids["input_ids"].numpy()[0]],
         segment_ids=[int(x) for x in ids["segment_ids"].numpy()[0]],
@@ -362,6 +364,7 @@ def _torch_matmul_chain(torch):
 
 
 def transformers_side(spec: dict, variant: str) -> Side:
+    import numpy as np
     import torch
     import transformers
     from transformers import AlbertForSequenceClassification, AutoTokenizer
@@ -415,6 +418,15 @@ def transformers_side(spec: dict, variant: str) -> Side:
             for _ in range(runs):
                 request()
         rows = sorted(prof.key_averages(), key=lambda r: r.self_cpu_time_total, reverse=True)
+        # the shapes in a second pass: recording them slows the elementwise ops' timings many times over
+        with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as shapes:
+            for _ in range(runs):
+                request()
+        work = []  # every nn.Linear call of one request: (positions, output width)
+        for r in shapes.key_averages(group_by_input_shape=True):
+            if r.key == "aten::linear" and r.input_shapes and len(r.input_shapes) > 1:
+                x, weight = r.input_shapes[0], r.input_shapes[1]
+                work += [(int(np.prod(x[:-1])), int(weight[0]))] * (r.count // runs)
         per_op = {r.key: r.self_cpu_time_total / 1e3 / runs for r in rows}
         matmul = sum(v for k, v in per_op.items() if k in TORCH_MATMUL_OPS)
         total = sum(per_op.values())
@@ -425,9 +437,11 @@ def transformers_side(spec: dict, variant: str) -> Side:
             "matmul_ms": round(matmul, 1),
             "other_ops_ms": round(total - matmul, 1),
             "top_ops_ms": {k: round(v, 2) for k, v in list(per_op.items())[:14]},
+            "dense_positions": _positions_summary(work),
         }}
 
-    parts = {"request": request, "tokenize": tokenize, "model": model, "matmul_chain": _torch_matmul_chain(torch)}
+    parts = {"request": request, "tokenize": tokenize, "model": model,
+             "matmul_chain": _built_on_first_call(functools.partial(_torch_matmul_chain, torch))}
     return Side(parts, info, trace)
 
 
@@ -479,7 +493,8 @@ class _SideWorker:
 
 def run_rounds(workers: dict, plan: list[tuple[str, str]], wanted: int, max_rounds: int, max_foreign: float,
                pause: float, failed: dict) -> dict:
-    """Interleaved rounds: each round asks every ``(worker, part)`` of ``plan`` once, ``pause`` s apart. Rounds go
+    """Interleaved rounds: each round asks every ``(worker, part)`` of ``plan`` once, ``pause`` s apart, starting one
+    place further along ``plan`` than the round before, so no side always runs right after the same other one. Rounds go
     on until ``wanted`` of them were quiet (foreign CPU share below ``max_foreign``) or ``max_rounds`` ran; the
     quiet rounds are kept, or every round where fewer were quiet. A variant worker that fails is dropped (its name
     and error go to ``failed``); a headline worker that fails raises."""
@@ -489,7 +504,8 @@ def run_rounds(workers: dict, plan: list[tuple[str, str]], wanted: int, max_roun
     while len(per_round) < max_rounds and sum(f is not None and f < max_foreign for f in foreign) < wanted:
         times = {}
         meter.start()
-        for name, part in plan:
+        turn = len(per_round) % len(plan)  # each round starts one worker later: no side always follows the same one
+        for name, part in plan[turn:] + plan[:turn]:
             if name not in workers.names:
                 continue
             time.sleep(pause)

@@ -3,9 +3,9 @@
 * Q, K, V kernels are stored [H, N*D] (head n in columns n*D ... (n+1)*D-1) with biases [N*D],
   the output projection [N*D, H] with bias [H]: the official checkpoint layouts, so a converter
   needs no reshapes.
-* Q, K and V are three matmuls, each with its bias added by ``bias_add`` (:func:`project`). One matmul against the
-  concatenated kernel copied the three kernels on every call (per layer: 12 copies of 7 MB per ALBERT-base
-  forward); three matmuls are as fast on CPU and copy nothing (``benchmarks/README.md``, serving one pair).
+* Q, K and V are three matmuls (:func:`project`). One matmul against the concatenated kernel copied the three
+  kernels on every call, 12 copies of 7 MB per ALBERT-base forward (one per layer); three matmuls copy nothing
+  (``benchmarks/README.md``, "Serving one long pair with less work per layer").
 * Scores are ``q.k / sqrt(D)`` plus an additive ``(1 - mask) * -10000`` on *keys only*; padded
   query rows are still computed, as in the official code. Softmax runs in float32 under mixed
   precision.

@@ -1,10 +1,11 @@
 """Conversions keep a fine-tuned model's task head, or refuse to drop it without ``--encoder_only``.
 
-For each task (classifier, regression, SQuAD v1, SQuAD v2, RACE) a short real fine-tuning run is converted from its
-checkpoint to every other format and back; the model read back must give the run's outputs and hold the same
-variables. The Hugging Face output is checked with transformers' own task class where transformers has one
-(SQuAD v2's head has none: refused, or written as ``AlbertModel`` with ``--encoder_only``); keras-hub holds the
-classifier and regression heads (``AlbertTextClassifier``) and refuses the others.
+For each task (classifier, regression, SQuAD v1, SQuAD v2, RACE, tagging) a short real fine-tuning run is converted
+from its checkpoint to every other format and back; the model read back must give the run's outputs, hold the same
+variables and, for the tagger, the same tag names (a Hugging Face folder keeps them in ``id2label``). The Hugging
+Face output is checked with transformers' own task class where transformers has one (SQuAD v2's head has none:
+refused, or written as ``AlbertModel`` with ``--encoder_only``); keras-hub holds the classifier and regression heads
+(``AlbertTextClassifier``) and refuses the others.
 """
 
 from __future__ import annotations
@@ -28,10 +29,11 @@ from albert_tf.tasks.registry import task_heads
 pytestmark = pytest.mark.slow
 
 HEADS = tuple(task_heads())
-TASKS = ("classifier", "regression", "squad_v1", "squad_v2", "race")
+TASKS = ("classifier", "regression", "squad_v1", "squad_v2", "race", "tagging")
 #: The transformers class of each head (None: transformers has none).
 TRANSFORMERS = {"classifier": "AlbertForSequenceClassification", "regression": "AlbertForSequenceClassification",
-                "squad_v1": "AlbertForQuestionAnswering", "squad_v2": None, "race": "AlbertForMultipleChoice"}
+                "squad_v1": "AlbertForQuestionAnswering", "squad_v2": None, "race": "AlbertForMultipleChoice",
+                "tagging": "AlbertForTokenClassification"}
 KERAS_HUB = ("classifier", "regression")
 SEQ = 64
 
@@ -61,6 +63,15 @@ def _fine_tune(task: str, root: pathlib.Path) -> str:
         run(squad.make_config(train_file=str(train), version_2_with_negative=v2, max_seq_length=SEQ, doc_stride=32,
                               max_query_length=16, num_train_steps=2, train_batch_size=8, learning_rate=1e-3,
                               save_checkpoints_steps=2, steps_per_loop=1, **common))
+    elif task == "tagging":
+        from albert_tf.tasks import tagging
+        from albert_tf.tasks.tagging.task import run
+
+        sentences = shared_path("ner", "wnut17", "wnut17train.conll").read_text("utf-8").split("\n\n")[:32]
+        train = root / "wnut17_head.conll"
+        train.write_text("\n\n".join(sentences) + "\n\n", encoding="utf-8")
+        run(tagging.make_config(train_file=str(train), max_seq_length=SEQ, num_train_steps=2, train_batch_size=8,
+                                learning_rate=1e-3, save_checkpoints_steps=2, **common))
     else:
         from albert_tf.tasks import race
         from albert_tf.tasks.race.task import run
@@ -167,6 +178,7 @@ def test_converted_there_and_back_gives_the_same_outputs(task, middle, runs, tmp
     assert f"loaded {count}, missing 0, unused 0" in logs[0], logs[0]
     again, unplaced = _read(str(back), str(back.parent / "albert_config.json"))
     assert unplaced == [] and type(again) is type(model) and len(model_official_arrays(again)) == count
+    assert getattr(again, "labels", None) == getattr(model, "labels", None)  # the tagger's tag names
     _same(_outputs(again, task), want)
 
 
@@ -193,6 +205,8 @@ def test_transformers_task_class_gives_the_same_logits(task, runs, tmp_path):
             np.testing.assert_allclose(got[key][mask], want[key][mask], atol=1e-5, err_msg=key)
         return
     assert config.get("num_labels", len(config.get("id2label", {}))) == want["logits"].shape[-1] or task == "race"
+    if task == "tagging":
+        assert [config["id2label"][str(i)] for i in range(len(model.labels))] == model.labels
     np.testing.assert_allclose(out.logits.numpy(), want["logits"], atol=1e-5)
 
 

@@ -29,6 +29,7 @@ from albert_tf import files as _fs
 from albert_tf.checkpoints import huggingface, keras_hub, native, official, trainer_layout
 from albert_tf.checkpoints.formats import FORMATS
 from albert_tf.checkpoints.heads import TaskHead, head_rows, heads_of, official_head_names
+from albert_tf.checkpoints.huggingface_config import label_names
 from albert_tf.checkpoints.huggingface_names import official_to_huggingface_name
 from albert_tf.checkpoints.paths import checkpoint_paths, list_run_checkpoints
 from albert_tf.checkpoints.report import (
@@ -174,15 +175,17 @@ def identify_head(names: set[str], heads: Sequence[TaskHead], *, architecture: s
     return next((h for h in fits if h.guessed_from_arrays), None)
 
 
-def _model_for(arrays: dict[str, np.ndarray], config: Any, head: TaskHead | None) -> Any:
+def _model_for(arrays: dict[str, np.ndarray], config: Any, head: TaskHead | None,
+               labels: Sequence[str] | None = None) -> Any:
     """The model to load ``arrays`` into: the pretrainer where the MLM and SOP heads are there, the task model of
-    ``head`` (:meth:`TaskHead.model`'s ``for_head``), else the encoder."""
+    ``head`` (:meth:`TaskHead.model`'s ``for_head``, with the input's label names where it has them), else the
+    encoder."""
     from albert_tf.modeling import AlbertEncoder, AlbertPretrainer
 
     if all(name in arrays for name in _PRETRAINING_HEADS):
         return AlbertPretrainer(config)
     if head is not None:
-        return native.model_class(head.model).for_head(config, head, head_rows(head, arrays))
+        return native.model_class(head.model).for_head(config, head, head_rows(head, arrays), labels=labels)
     return AlbertEncoder(config)
 
 
@@ -241,6 +244,7 @@ def read_input(
         arrays = model_official_arrays(model)
         return model, LoadReport(source=path, loaded=sorted(arrays), unused=unplaced), {}
     hint: dict[str, str | None] = {}
+    labels = None
     if input_format == "official":
         arrays, ignored, source = official.read_official_checkpoint(path)
     elif input_format == "keras_hub":
@@ -254,9 +258,10 @@ def read_input(
         arrays, ignored, unknown = huggingface.huggingface_to_official_arrays(state, source=path, heads=heads)
         source = path
         hint["architecture"] = next(iter(hf_config.get("architectures") or []), None)
+        labels = label_names(hf_config)
     official.check_config_matches({n: a.shape for n, a in arrays.items()}, config, source=source)
     described = _described_model(path, arrays, config, heads) if input_format == "official" else None
-    model = described or _model_for(arrays, config, identify_head(set(arrays), heads, **hint))
+    model = described or _model_for(arrays, config, identify_head(set(arrays), heads, **hint), labels)
     report = assign_official_arrays(model, arrays, source=source, ignored=ignored)
     if input_format in ("huggingface", "keras_hub"):
         report.unused.extend(unknown)

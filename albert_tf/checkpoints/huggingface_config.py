@@ -83,6 +83,20 @@ def albert_config_from_huggingface(hf_config: Mapping[str, Any]) -> Any:
     return AlbertConfig.from_dict(values, source="Hugging Face config")
 
 
+def label_names(hf_config: Mapping[str, Any]) -> list[str] | None:
+    """The names of a head's rows in class-id order from a transformers ``config.json`` (``id2label``), or None
+    where it has none, they are transformers' placeholders (``LABEL_<i>``) or they do not number 0 .. n-1."""
+    id2label = hf_config.get("id2label") or {}
+    try:
+        by_id = {int(i): str(name) for i, name in id2label.items()}
+    except (TypeError, ValueError):
+        return None
+    names = [by_id.get(i) for i in range(len(by_id))]
+    if not names or None in names or names == [f"LABEL_{i}" for i in range(len(names))]:
+        return None
+    return names
+
+
 def huggingface_config_from_albert(config: Any, architecture: str = "AlbertForPreTraining") -> dict[str, Any]:
     """A transformers ``config.json`` dict for ``config`` (``hidden_act`` gelu -> gelu_new)."""
     act = config.hidden_act or "linear"

@@ -20,7 +20,7 @@ works unchanged. ``return_pooled_output=True`` makes it the dict ``{"logits", "p
 from __future__ import annotations
 
 import numbers
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import keras
@@ -105,7 +105,8 @@ class AlbertClassifier(RebuiltFromConfig, keras.Model):
         return ops.cast(self.head(self.dropout_layer(pooled, training=training)), "float32")
 
     @classmethod
-    def for_head(cls, config: AlbertConfig, head: Any, rows: int) -> AlbertClassifier:
+    def for_head(cls, config: AlbertConfig, head: Any, rows: int,
+                 labels: Sequence[str] | None = None) -> AlbertClassifier:
         """The classifier carrying ``head`` (this task's) with ``rows`` labels (1: regression), for a conversion
         that rebuilds the model from a checkpoint's arrays."""
         return cls(config, num_labels=rows)

@@ -21,7 +21,7 @@ official losses.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import keras
@@ -174,7 +174,8 @@ class AlbertMultipleChoice(RebuiltFromConfig, keras.Model):
         return ops.cast(ops.reshape(scores, (-1, self.num_choices)), "float32")
 
     @classmethod
-    def for_head(cls, config: AlbertConfig, head: Any, rows: int) -> AlbertMultipleChoice:
+    def for_head(cls, config: AlbertConfig, head: Any, rows: int,
+                 labels: Sequence[str] | None = None) -> AlbertMultipleChoice:
         """The multiple-choice model carrying ``head`` (one score per choice: ``rows`` is 1), for a conversion that
         rebuilds the model from a checkpoint's arrays."""
         return cls(config)

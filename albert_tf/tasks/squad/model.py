@@ -30,7 +30,7 @@ the masking and the softmaxes run in float32.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import keras
@@ -150,7 +150,8 @@ class AlbertSquad(RebuiltFromConfig, keras.Model):
         self.built = True
 
     @classmethod
-    def for_head(cls, config: AlbertConfig, head: Any, rows: int) -> AlbertSquad:
+    def for_head(cls, config: AlbertConfig, head: Any, rows: int,
+                 labels: Sequence[str] | None = None) -> AlbertSquad:
         """The SQuAD model carrying ``head`` (v1's span head or v2's, by ``head.when``), for a conversion that
         rebuilds the model from a checkpoint's arrays."""
         return cls(config, **dict(head.when))

@@ -83,9 +83,13 @@ class AlbertTagger(RebuiltFromConfig, keras.Model):
         return ops.cast(self.head(self.dropout_layer(hidden, training=training)), "float32")
 
     @classmethod
-    def for_head(cls, config: AlbertConfig, head: Any, rows: int) -> AlbertTagger:
-        """The tagger carrying ``head`` with ``rows`` labels, named ``LABEL_<i>`` (a checkpoint keeps no label
-        names), for a conversion that rebuilds the model from a checkpoint's arrays."""
+    def for_head(cls, config: AlbertConfig, head: Any, rows: int,
+                 labels: Sequence[str] | None = None) -> AlbertTagger:
+        """The tagger carrying ``head`` with ``rows`` labels, for a conversion that rebuilds the model from a
+        checkpoint's arrays: named ``labels`` where the input names them (a Hugging Face ``id2label``), else
+        ``LABEL_<i>`` (an official checkpoint keeps no label names)."""
+        if labels is not None and len(labels) == rows:
+            return cls(config, labels=list(labels))
         return cls(config, labels=[f"LABEL_{i}" for i in range(rows)])
 
     @classmethod

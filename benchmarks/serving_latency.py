@@ -45,6 +45,7 @@ transformers). Example: ``python benchmarks/serving_latency.py --runs 30``.
 from __future__ import annotations
 
 import argparse
+import collections
 import csv
 import datetime
 import functools
@@ -262,10 +263,9 @@ def _tf_op_breakdown(export_dir: str, feeds: dict, runs: int = 3) -> dict:
 
 
 def _positions_summary(work: list[tuple[int, int]]) -> dict:
-    """``(positions, width)`` of each dense matmul of one request -> counts per shape and the positions' total."""
-    counts: dict = {}
-    for positions, width in work:
-        counts[f"{positions}x{width}"] = counts.get(f"{positions}x{width}", 0) + 1
+    """``(positions, width)`` of each dense matmul of one request -> how many of each shape, and the sum of
+    positions x width over them."""
+    counts = dict(collections.Counter(f"{positions}x{width}" for positions, width in work))
     return {"what": "the dense matmuls of one request (2-D outputs: projections, FFN, pooler, head): how many of "
                     "each positions x output width", "matmuls": len(work), "by_shape": counts,
             "positions_x_width": sum(p * w for p, w in work)}

@@ -37,12 +37,7 @@ import keras
 from keras import ops
 
 from albert_tf.config import MODEL_CONFIGS, SHARING_MODES, AlbertConfig, ConfigError
-from albert_tf.modeling.attention import (
-    MASK_NEGATIVE,
-    TokenLayout,
-    attention_bias_from_example_ids,
-    attention_bias_from_mask,
-)
+from albert_tf.modeling.attention import TokenLayout, attention_bias_from_example_ids, attention_bias_from_mask
 from albert_tf.modeling.embeddings import AlbertEmbeddings
 from albert_tf.modeling.initializers import truncated_normal
 from albert_tf.modeling.serialization import RebuiltFromConfig
@@ -129,16 +124,14 @@ def encode(embeddings: Any, mapping: Any, blocks: list[list[Any]], input_ids: An
     return embedding_output, x, outputs
 
 
-def example_queries(example_ids: Any, example_positions: Any, tokens: Any) -> ExampleQueries:
-    """The [CLS] token of each example of packed rows as the last block's only queries: ``example_ids`` [R, L] (each
-    token's example number, 0 = padding), ``example_positions`` [N] (each [CLS] as a flat index into the rows),
-    ``tokens`` [N] (the same tokens as indices into the block's input). Each query's bias row lets it attend to the
-    tokens of its own example, as ``attention_bias_from_example_ids`` does for the full block."""
-    length = ops.shape(example_ids)[1]
-    rows = example_positions // length
-    own = ops.take(ops.reshape(example_ids, (-1,)), example_positions, axis=0)  # [N]
-    same = ops.equal(ops.take(example_ids, rows, axis=0), own[:, None])  # [N, L]
-    return ExampleQueries(tokens, rows, ((1.0 - ops.cast(same, "float32")) * MASK_NEGATIVE)[:, None, None, :])
+def example_queries(attention_bias: Any, example_positions: Any, tokens: Any) -> ExampleQueries:
+    """The [CLS] token of each example of packed rows as the last block's only queries: ``attention_bias`` [R, 1, L, L]
+    (``attention_bias_from_example_ids`` of the rows), ``example_positions`` [N] (each [CLS] as a flat index into the
+    rows), ``tokens`` [N] (the same tokens as indices into the block's input). Each query keeps its own row of the
+    rows' bias, so it attends to exactly the keys it attends to in the full block."""
+    length = ops.shape(attention_bias)[-1]
+    own = ops.take(ops.reshape(attention_bias, (-1, length)), example_positions, axis=0)  # [N, L]
+    return ExampleQueries(tokens, example_positions // length, own[:, None, None, :])
 
 
 def encoder_inputs() -> dict[str, keras.KerasTensor]:
@@ -355,15 +348,16 @@ class AlbertEncoder(RebuiltFromConfig, keras.Model):
             # Each example's [CLS] as an index among the T tokens: how many real tokens precede its flat position.
             first_positions = ops.take(ops.cumsum(ops.cast(ops.reshape(real, (-1,)), "int32")) - 1, first_positions,
                                        axis=0)
+        attention_bias = attention_bias_from_example_ids(features["input_mask"])
         queries = None
         if pooled_only and not training:
-            queries = example_queries(features["input_mask"], features["example_positions"], first_positions)
+            queries = example_queries(attention_bias, features["example_positions"], first_positions)
 
         def tokens(name):  # [T] on the unpadded path, [R, L] on the rows
             return features[name] if layout is None else layout.take(features[name])
 
         _, x, _ = encode(self.embeddings, self.embedding_hidden_mapping_in, self.layer_blocks, tokens("input_ids"),
-                         tokens("segment_ids"), attention_bias_from_example_ids(features["input_mask"]),
+                         tokens("segment_ids"), attention_bias,
                          position_ids=tokens("position_ids"), layout=layout, queries=queries, training=training)
         if queries is not None:
             return {"pooled_output": self.pooler(x)}  # x: the [CLS] tokens [N, H]

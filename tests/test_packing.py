@@ -193,6 +193,18 @@ def test_the_sequence_output_of_real_tokens_equals_the_unpacked_one():
     for i, n in enumerate(LENGTHS[:6]):
         row, offset = divmod(int(packed["example_positions"][i]), S)
         np.testing.assert_allclose(out[row, offset : offset + n], unpacked[i, :n], atol=2e-5)
+    padding = packed["input_mask"] == 0
+    assert padding.any() and not out[padding].any()  # zero at padding, as documented
+
+
+def test_rows_of_padding_alone_run_at_inference():
+    """A batch whose rows hold no real token (nothing for the token layout to gather from) takes the rows path."""
+    tf.keras.utils.set_random_seed(4)
+    model = AlbertClassifier(_config(), 2)
+    zeros = np.zeros((2, S), np.int32)
+    rows = {"input_ids": zeros, "segment_ids": zeros, "position_ids": zeros, "input_mask": zeros,
+            "example_positions": np.array([0, S], np.int32)}
+    assert model.packed_logits(rows).shape == (2, 2)
 
 
 # ------------------------------------------------------------------------------------------------ the GLUE task

@@ -52,31 +52,38 @@ def project(x, kernel, bias, dtype, activation=None):
 class TokenLayout:
     """Where the real tokens of a batch of rows stand, for layers that compute on those tokens alone.
 
-    ``positions`` [T]: each real token's flat index into rows of shape ``row_shape`` (an int32 [2] tensor (R, L): the
-    batch size is data-dependent, so it travels as a tensor). The embeddings, projections and FFN work on the [T, H]
-    token activations; attention alone needs the rows (:meth:`to_rows`, :meth:`from_rows`), and the encoder's
-    output is laid back into rows at its edge.
+    ``real`` [R, L]: which row positions hold a real token; ``positions`` [T]: each real token's flat index into the
+    rows; ``sources`` [R * L]: the token each row position is filled from (its own at a real position, the real
+    token before it at padding). The embeddings, projections and FFN work on the [T, H] token activations; attention
+    alone needs the rows (:meth:`to_rows`, :meth:`take`), and the encoder's output is laid back into rows at its edge.
     """
 
+    real: Any
     positions: Any
-    row_shape: Any
+    sources: Any
 
     @classmethod
     def of(cls, real: Any) -> TokenLayout:
-        """The layout of the true entries of the [R, L] boolean ``real``."""
-        positions = ops.nonzero(ops.reshape(real, (-1,)))[0]  # [T], ascending
-        row_shape = ops.stack([ops.convert_to_tensor(d, "int32") for d in ops.shape(real)])
-        return cls(positions, row_shape)
+        """The layout of the true entries of the [R, L] boolean ``real`` (at least one of them true: the row
+        positions are filled from the tokens)."""
+        flat = ops.reshape(real, (-1,))
+        positions = ops.nonzero(flat)[0]  # [T], ascending
+        sources = ops.maximum(ops.cumsum(ops.cast(flat, "int32")) - 1, 0)
+        return cls(real, positions, sources)
 
     def take(self, rows: Any) -> Any:
         """[R, L, ...] -> the real tokens' entries [T, ...]."""
         flat = ops.reshape(rows, (-1, *rows.shape[2:]))
         return ops.take(flat, self.positions, axis=0)
 
-    def to_rows(self, tokens: Any) -> Any:
-        """[T, D] -> [R, L, D], zero at padding."""
-        r, length, width = self.row_shape[0], self.row_shape[1], tokens.shape[-1]
-        return ops.reshape(ops.scatter(self.positions[:, None], tokens, (r * length, width)), (r, length, width))
+    def to_rows(self, tokens: Any, zero_padding: bool = False) -> Any:
+        """[T, D] -> [R, L, D] by a gather (a scatter into zeros takes about 3x as long on CPU). A padding position
+        holds a copy of the real token before it, which attention never reads: its key is masked (its probability
+        underflows to exactly 0, so its value adds exact zeros) and its query's output is dropped (:meth:`take`).
+        ``zero_padding``: zeros there instead (the encoder's ``sequence_output``)."""
+        r, length = ops.shape(self.real)
+        rows = ops.reshape(ops.take(tokens, self.sources, axis=0), (r, length, tokens.shape[-1]))
+        return ops.where(self.real[:, :, None], rows, ops.zeros_like(rows)) if zero_padding else rows
 
 
 def attention_bias_from_mask(input_mask, dtype="float32"):
@@ -140,8 +147,8 @@ class AlbertAttention(keras.layers.Layer):
 
         Unpadded tokens (``AlbertEncoder.call_packed``): with a :class:`TokenLayout`, ``x`` [T, H] holds only the
         real tokens of its rows. The Q, K, V and output projections run on the T tokens; only the scores and their
-        weighted sum are computed per row (Q, K, V laid into [R, L, H], zero at padding, whose keys
-        ``attention_bias`` masks). Returns [T, H].
+        weighted sum are computed per row (Q, K, V laid into [R, L, H]; ``attention_bias`` masks the padding's
+        keys, :meth:`TokenLayout.to_rows`). Returns [T, H].
         """
         dtype = self.compute_dtype
         queries = x if query_input is None else query_input

@@ -325,7 +325,8 @@ class AlbertEncoder(RebuiltFromConfig, keras.Model):
         step's work). The number of real tokens is data-dependent, which XLA does not compile (``jit_compile``;
         TensorFlow 2.21 aborts the process): there ``unpadded=False`` computes every position of the rows (their
         padding included). At inference, rows without padding (a single request, examples of one length) take the
-        rows path: there the layout would only gather and scatter every token around each attention.
+        rows path: there the layout would only gather every token around each attention (rows of padding alone
+        take it as well: they have no token to lay out).
 
         ``pooled_only``: only ``pooled_output`` is returned, and at inference the last block computes only each
         example's ``[CLS]`` token (:class:`~albert_tf.modeling.transformer.ExampleQueries`; its keys and values still
@@ -333,7 +334,8 @@ class AlbertEncoder(RebuiltFromConfig, keras.Model):
         whole last layer (the other tokens' outputs get no gradient either way).
         """
         if unpadded and not training:
-            full = ops.all(ops.not_equal(features["input_mask"], 0))
+            real = ops.not_equal(features["input_mask"], 0)
+            full = ops.logical_or(ops.all(real), ops.logical_not(ops.any(real)))  # no padding, or padding alone
             return ops.cond(full, lambda: self._call_packed(features, False, False, pooled_only),
                             lambda: self._call_packed(features, False, True, pooled_only))
         return self._call_packed(features, training, unpadded, pooled_only)
@@ -345,9 +347,7 @@ class AlbertEncoder(RebuiltFromConfig, keras.Model):
         if unpadded:
             real = ops.not_equal(features["input_mask"], 0)
             layout = TokenLayout.of(real)
-            # Each example's [CLS] as an index among the T tokens: how many real tokens precede its flat position.
-            first_positions = ops.take(ops.cumsum(ops.cast(ops.reshape(real, (-1,)), "int32")) - 1, first_positions,
-                                       axis=0)
+            first_positions = ops.take(layout.sources, first_positions, axis=0)  # each [CLS] among the T tokens
         attention_bias = attention_bias_from_example_ids(features["input_mask"])
         queries = None
         if pooled_only and not training:
@@ -368,7 +368,7 @@ class AlbertEncoder(RebuiltFromConfig, keras.Model):
         if pooled_only:
             return {"pooled_output": pooled}
         if layout is not None:
-            x = layout.to_rows(x)
+            x = layout.to_rows(x, zero_padding=True)
         return {"sequence_output": x, "pooled_output": pooled}
 
     @staticmethod

@@ -37,10 +37,9 @@ def _head(src, dst, rows: int) -> None:
 
 def _eval_and_predict(script: str, common: list[str], checkpoint: str, out: str, strategy: list[str], cwd):
     _run(script, *common, *strategy, f"--output_dir={out}", "--do_eval", "--do_predict", "--eval_batch_size=8",
-         "--predict_batch_size=8", "--max_eval_steps=0", f"--init_checkpoint={checkpoint}",
-         f"--predict_checkpoint={checkpoint}", cwd=cwd)
+         "--predict_batch_size=8", "--max_eval_steps=0", f"--predict_checkpoint={checkpoint}", cwd=cwd)
     results = json.loads((cwd / out / "eval_results.json").read_text())["checkpoints"]
-    assert len(results) == 1
+    assert len(results) == 1 and results[0]["global_step"] == int(checkpoint.rsplit("-", 1)[1])  # the one named
     return {k: v for k, v in results[0].items() if "seconds" not in k}
 
 

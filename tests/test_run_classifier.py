@@ -178,14 +178,19 @@ def test_stsb_end_to_end_and_predict_only(tmp_path, tiny_config):
     assert more["eval"][:2] == hist  # earlier results kept, not recomputed
     assert all(os.path.exists(os.path.join(out, f"ckpt-{s}.index")) for s in (8, 16, 24))
 
-    # Predict-only from the first checkpoint into a fresh directory (features come from the shared cache).
+    # Evaluate and predict the first checkpoint into a fresh directory (features come from the shared cache): the
+    # named checkpoint is evaluated (not output_dir's, which has none), with the metrics training recorded for it.
     out2 = str(tmp_path / "stsb_predict")
     summary2 = run_glue(
         glue_task.make_config(
-            **{**base, "output_dir": out2}, do_predict=True, predict_checkpoint=os.path.join(out, "ckpt-8")
+            **{**base, "output_dir": out2}, do_eval=True, do_predict=True,
+            predict_checkpoint=os.path.join(out, "ckpt-8")
         )
     )
     assert summary2["inference_checkpoint"].endswith("ckpt-8")
+    assert [h["global_step"] for h in summary2["eval"]] == [8]
+    for key in ("pearson", "spearman", "eval_loss"):
+        assert summary2["eval"][0][key] == pytest.approx(hist[0][key], rel=1e-5, abs=1e-6), key
     _, rows2 = _read_submission(os.path.join(out2, "STS-B.tsv"))
     assert len(rows2) == 1379
 

@@ -9,7 +9,8 @@ It calls only the task's hooks (the :class:`~albert_tf.training.task.Task` contr
   before any TF op), then seeds, determinism and the dtype policy, then ``task.prepare()`` (feature caches,
   ``tf.data``), then the ``Trainer`` with the official optimizer and schedule.
 * Evaluation runs just before each checkpoint is saved, on exactly that state, and again for every
-  ``ckpt-N`` of ``output_dir`` not yet evaluated (``do_eval`` without ``do_train``). The best checkpoint by
+  ``ckpt-N`` of ``output_dir`` not yet evaluated (``do_eval`` without ``do_train``; there ``--predict_checkpoint``
+  evaluates that checkpoint instead). The best checkpoint by
   ``task.key_metric`` is copied to ``best/ckpt-best``; nothing is deleted (only ``keep_checkpoint_max`` prunes).
 * Predict/export use ``--predict_checkpoint``, else the best copy, else the latest ``ckpt-N``.
 * :func:`run_trials` runs one fine-tuning several times with consecutive seeds (``--num_trials``) and exports the
@@ -244,11 +245,19 @@ def _run_with(trainer: Trainer, task: Task, config: ExperimentConfig, results_di
                       init_from_group0=run.init_from_group0, init_encoder_only=run.init_encoder_only)
         summary["global_step"] = int(trainer.global_step.numpy())
     if evaluator is not None:
-        for step, prefix in list_run_checkpoints(run.output_dir):
+        if run.predict_checkpoint and not run.do_train:  # the checkpoint the user named, not output_dir's
+            step = load_fine_tuned(trainer.model, run.predict_checkpoint)
             if step not in evaluator.evaluated_steps:
-                trainer_layout.restore_weights(trainer.model, prefix)
                 trainer.global_step.assign(step)
                 evaluate(step)
+            elif log is not None:
+                log(f"step {step} is evaluated in {results_dir} already (eval_results.json)")
+        else:
+            for step, prefix in list_run_checkpoints(run.output_dir):
+                if step not in evaluator.evaluated_steps:
+                    trainer_layout.restore_weights(trainer.model, prefix)
+                    trainer.global_step.assign(step)
+                    evaluate(step)
         if not evaluator.history:
             if not run.init_checkpoint:
                 raise RunError(f"--do_eval: no checkpoint (ckpt-N) in {run.output_dir} to evaluate; train first")

@@ -157,7 +157,8 @@ class RunOptions:
         "model (the paper's recipe in section 4.9 for its small fine-tuning tasks) or another number of labels; "
         "the load report lists the head variables it skipped.")
     predict_checkpoint: str | None = option(
-        None, "Predict/export from this fine-tuned checkpoint instead of output_dir's best (predict-only mode).")
+        None, "Predict/export from this fine-tuned checkpoint instead of output_dir's best (predict-only mode); "
+        "without --do_train, --do_eval evaluates it instead of output_dir's checkpoints.")
     export_dir: str | None = option(None, "Write a SavedModel of the best weights to <dir>/<step>.")
     #: evaluate the initial model (step 0) before training (the curve runs; no flag)
     eval_at_start: bool = False

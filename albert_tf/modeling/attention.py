@@ -55,35 +55,60 @@ class TokenLayout:
     ``real`` [R, L]: which row positions hold a real token; ``positions`` [T]: each real token's flat index into the
     rows; ``sources`` [R * L]: the token each row position is filled from (its own at a real position, the real
     token before it at padding). The embeddings, projections and FFN work on the [T, H] token activations; attention
-    alone needs the rows (:meth:`to_rows`, :meth:`take`), and the encoder's output is laid back into rows at its edge.
+    alone needs rows, per head (:meth:`to_heads`, :meth:`from_heads`), and the encoder's output is laid back into
+    rows at its edge (:meth:`to_rows`). ``head_sources`` and ``head_positions``: the same two maps for ``heads``
+    slices of the width.
     """
 
     real: Any
     positions: Any
     sources: Any
+    heads: int
+    head_sources: Any
+    head_positions: Any
 
     @classmethod
-    def of(cls, real: Any) -> TokenLayout:
+    def of(cls, real: Any, heads: int = 1) -> TokenLayout:
         """The layout of the true entries of the [R, L] boolean ``real`` (at least one of them true: the row
-        positions are filled from the tokens)."""
+        positions are filled from the tokens), for attention of ``heads`` heads."""
+        r, length = ops.shape(real)
         flat = ops.reshape(real, (-1,))
-        positions = ops.nonzero(flat)[0]  # [T], ascending
+        positions = ops.cast(ops.nonzero(flat)[0], "int32")  # [T], ascending
         sources = ops.maximum(ops.cumsum(ops.cast(flat, "int32")) - 1, 0)
-        return cls(real, positions, sources)
+        head = ops.arange(heads, dtype="int32")
+        # (row, head, position) <- slice `head` of token sources[row, position]; (token, head) <- (row, head, position)
+        head_sources = ops.reshape(ops.reshape(sources, (r, 1, length)) * heads + head[None, :, None], (-1,))
+        row, column = positions // length, positions % length
+        head_positions = ops.reshape((row * heads * length + column)[:, None] + head[None, :] * length, (-1,))
+        return cls(real, positions, sources, heads, head_sources, head_positions)
 
     def take(self, rows: Any) -> Any:
         """[R, L, ...] -> the real tokens' entries [T, ...]."""
         flat = ops.reshape(rows, (-1, *rows.shape[2:]))
         return ops.take(flat, self.positions, axis=0)
 
-    def to_rows(self, tokens: Any, zero_padding: bool = False) -> Any:
-        """[T, D] -> [R, L, D] by a gather (a scatter into zeros takes about 3x as long on CPU). A padding position
-        holds a copy of the real token before it, which attention never reads: its key is masked (its probability
-        underflows to exactly 0, so its value adds exact zeros) and its query's output is dropped (:meth:`take`).
-        ``zero_padding``: zeros there instead (the encoder's ``sequence_output``)."""
+    def to_rows(self, tokens: Any) -> Any:
+        """[T, D] -> [R, L, D], zero at padding."""
         r, length = ops.shape(self.real)
         rows = ops.reshape(ops.take(tokens, self.sources, axis=0), (r, length, tokens.shape[-1]))
-        return ops.where(self.real[:, :, None], rows, ops.zeros_like(rows)) if zero_padding else rows
+        return ops.where(self.real[:, :, None], rows, ops.zeros_like(rows))
+
+    def to_heads(self, tokens: Any) -> Any:
+        """[T, H] -> [R, heads, L, H / heads], the layout attention's products take, in one gather of the tokens'
+        head slices (a scatter into zero rows and a transpose took about 3x as long on CPU). A padding position
+        holds a copy of the real token before it, which attention never reads: its key is masked (its probability
+        underflows to exactly 0, so its value adds exact zeros) and its query's output is dropped
+        (:meth:`from_heads`)."""
+        r, length = ops.shape(self.real)
+        width = tokens.shape[-1] // self.heads
+        heads = ops.take(ops.reshape(tokens, (-1, width)), self.head_sources, axis=0)
+        return ops.reshape(heads, (r, self.heads, length, width))
+
+    def from_heads(self, rows: Any) -> Any:
+        """[R, heads, L, D] -> the real tokens' [T, heads * D]."""
+        width = rows.shape[-1]
+        return ops.reshape(ops.take(ops.reshape(rows, (-1, width)), self.head_positions, axis=0),
+                           (-1, self.heads * width))
 
 
 def attention_bias_from_mask(input_mask, dtype="float32"):
@@ -147,44 +172,49 @@ class AlbertAttention(keras.layers.Layer):
 
         Unpadded tokens (``AlbertEncoder.call_packed``): with a :class:`TokenLayout`, ``x`` [T, H] holds only the
         real tokens of its rows. The Q, K, V and output projections run on the T tokens; only the scores and their
-        weighted sum are computed per row (Q, K, V laid into [R, L, H]; ``attention_bias`` masks the padding's
-        keys, :meth:`TokenLayout.to_rows`). Returns [T, H].
+        weighted sum are computed per row (Q, K, V laid into rows of heads [R, N, L, D]; ``attention_bias`` masks the
+        padding's keys, :meth:`TokenLayout.to_heads`). Returns [T, H].
         """
         dtype = self.compute_dtype
         queries = x if query_input is None else query_input
         q = project(queries, self.query_kernel, self.query_bias, dtype)
         k = project(x, self.key_kernel, self.key_bias, dtype)  # [B, S, H] or [T, H]
         v = project(x, self.value_kernel, self.value_bias, dtype)
-        if layout is not None:
-            k, v = layout.to_rows(k), layout.to_rows(v)  # [R, L, H]
-            if query_input is None:
-                q = layout.to_rows(q)
+        q = q * ops.cast(1.0 / math.sqrt(self.head_size), dtype)
+        split = self._split_heads if layout is None else layout.to_heads  # [B, N, S, D]
+        k, v = split(k), split(v)
         if query_rows is not None:  # each query alone in a row, before the keys of its example's row
-            q = q[:, None, :]
-            k, v = ops.take(k, query_rows, axis=0), ops.take(v, query_rows, axis=0)  # [N, L, H]
-        context = self._attend(q, k, v, attention_bias, training)  # [B, P, H]
-        if query_rows is not None:
-            context = context[:, 0, :]
-        elif layout is not None and query_input is None:
-            context = layout.take(context)  # [T, H]
+            q = self._split_heads(q[:, None, :])
+            k, v = ops.take(k, query_rows, axis=0), ops.take(v, query_rows, axis=0)  # [N, heads, L, D]
+        else:
+            q = split(q) if query_input is None else self._split_heads(q)
+        context = self._attend(q, k, v, attention_bias, training)  # [B, N, P, D]
+        if layout is not None and query_input is None:
+            context = layout.from_heads(context)  # [T, H]
+        else:
+            context = self._merge_heads(context)  # [B, P, H]
+            if query_rows is not None:
+                context = context[:, 0, :]
         return project(context, self.output_kernel, self.output_bias, dtype)
 
-    def _attend(self, q, k, v, attention_bias, training):
-        """Scaled dot-product attention of queries [B, P, H] over keys and values [B, S, H] -> context [B, P, H]."""
+    def _split_heads(self, t):
+        """[B, S, H] -> [B, N, S, D]."""
         n, d = self.num_attention_heads, self.head_size
+        return ops.transpose(ops.reshape(t, (ops.shape(t)[0], ops.shape(t)[1], n, d)), (0, 2, 1, 3))
+
+    def _merge_heads(self, t):
+        """[B, N, P, D] -> [B, P, H]."""
+        b, p = ops.shape(t)[0], ops.shape(t)[2]
+        return ops.reshape(ops.transpose(t, (0, 2, 1, 3)), (b, p, self.hidden_size))
+
+    def _attend(self, q, k, v, attention_bias, training):
+        """Dot-product attention of scaled queries [B, N, P, D] over keys and values [B, N, S, D] -> [B, N, P, D]."""
         dtype = self.compute_dtype
-
-        def heads(t):  # [B, S, H] -> [B, N, S, D]
-            return ops.transpose(ops.reshape(t, (ops.shape(t)[0], ops.shape(t)[1], n, d)), (0, 2, 1, 3))
-
-        q, k, v = heads(q * ops.cast(1.0 / math.sqrt(d), dtype)), heads(k), heads(v)
         scores = ops.matmul(q, ops.transpose(k, (0, 1, 3, 2)))  # [B, N, P, S]
         scores = ops.cast(scores, "float32") + ops.cast(attention_bias, "float32")
         probs = ops.softmax(scores, axis=-1)
         probs = dropout(self.attention_dropout, ops.cast(probs, dtype), training)
-        context = ops.matmul(probs, v)  # [B, N, P, D]
-        b, p = ops.shape(context)[0], ops.shape(context)[2]
-        return ops.reshape(ops.transpose(context, (0, 2, 1, 3)), (b, p, n * d))
+        return ops.matmul(probs, v)
 
     def compute_output_spec(self, x, attention_bias, training=None, query_input=None, layout=None, query_rows=None):
         rows = x if query_input is None else query_input

@@ -346,7 +346,7 @@ class AlbertEncoder(RebuiltFromConfig, keras.Model):
         layout, first_positions = None, features["example_positions"]
         if unpadded:
             real = ops.not_equal(features["input_mask"], 0)
-            layout = TokenLayout.of(real)
+            layout = TokenLayout.of(real, self.config.num_attention_heads)
             first_positions = ops.take(layout.sources, first_positions, axis=0)  # each [CLS] among the T tokens
         attention_bias = attention_bias_from_example_ids(features["input_mask"])
         queries = None
@@ -368,7 +368,7 @@ class AlbertEncoder(RebuiltFromConfig, keras.Model):
         if pooled_only:
             return {"pooled_output": pooled}
         if layout is not None:
-            x = layout.to_rows(x, zero_padding=True)
+            x = layout.to_rows(x)
         return {"sequence_output": x, "pooled_output": pooled}
 
     @staticmethod

@@ -374,8 +374,8 @@ def _library_op_types(export_dir: str) -> set[str]:
 def test_real_token_export_answers_like_the_bucketed_export(tmp_path):
     """export_classifier's default (real_tokens=True): a batch of mixed lengths (the short examples padded to the
     long one's bucket) through the raw-text and tf.Example signatures, loaded by the TF1 loader TF Serving uses, gives
-    the every-position export's answers (real_tokens=False); its graph scatters the real tokens into rows
-    (``ScatterNd``), the other's does not; the token-id signature is the same (what --tflite converts); with
+    the every-position export's answers (real_tokens=False); its graph lays the real tokens out in rows
+    (``FloorMod``), the other's does not; the token-id signature is the same (what --tflite converts); with
     jit_compile every position is computed."""
     import tensorflow as tf
 
@@ -394,8 +394,10 @@ def test_real_token_export_answers_like_the_bucketed_export(tmp_path):
     serving.export_classifier(model, real, labels=["0", "1"], text_pair=True, preprocessor=pre)
     assert savedmodel.load_export_info(real)["real_tokens"] is True
     assert savedmodel.load_export_info(default)["real_tokens"] is False
-    # the real tokens' Q, K and V are scattered back into rows for attention: an op the default graph has not
-    assert "ScatterNd" in _library_op_types(real) and "ScatterNd" not in _library_op_types(default)
+    # the layout of the real tokens splits each one's flat position into row and column (TokenLayout.of, to gather
+    # Q, K and V into rows for attention): ops the default graph has not (test_export_work counts the dense work)
+    assert {"FloorDiv", "FloorMod"} <= _library_op_types(real)
+    assert not {"FloorDiv", "FloorMod"} & _library_op_types(default)
     records = [tf.train.Example(features=tf.train.Features(feature={
         k: tf.train.Feature(int64_list=tf.train.Int64List(value=feats[k].numpy()[i].tolist()))
         for k in ("input_ids", "input_mask", "segment_ids")})).SerializeToString() for i in range(len(a))]

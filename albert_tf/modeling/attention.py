@@ -95,7 +95,8 @@ class TokenLayout:
 
     def to_heads(self, tokens: Any) -> Any:
         """[T, H] -> [R, heads, L, H / heads], the layout attention's products take, in one gather of the tokens'
-        head slices (a scatter into zero rows and a transpose took about 3x as long on CPU). A padding position
+        head slices (cheaper than a scatter into zero rows and a transpose; benchmarks/README.md, "Serving exports on
+        real tokens"). A padding position
         holds a copy of the real token before it, which attention never reads: its key is masked (its probability
         underflows to exactly 0, so its value adds exact zeros) and its query's output is dropped
         (:meth:`from_heads`)."""

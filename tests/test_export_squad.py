@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 
+import commands
 import numpy as np
 import pytest
 from conftest import ROOT, shared_path, write_small_config
@@ -238,8 +237,7 @@ def test_tf1_session_loader_raw_text_ids_and_bad_requests(tokenizer, exports, tm
 
 def _run(args, cwd, timeout=900):
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, *args], capture_output=True, text=True, cwd=str(cwd), env=env,
-                          timeout=timeout)
+    return commands.run(args, cwd=str(cwd), env=env, timeout=timeout)
 
 
 @pytest.mark.slow

@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-import sys
 
+import commands
 import numpy as np
 import pytest
 from conftest import ROOT
@@ -103,13 +102,12 @@ def test_run_classifier_with_hub_module(hub_dir, tmp_path, config):
     root, expected = hub_dir
     write_weather_task(str(tmp_path / "glue"), per_class=40)
     out = tmp_path / "sst2"
-    proc = subprocess.run(
-        [sys.executable, "-m", "albert_tf.cli.run_classifier", f"--data_dir={tmp_path / 'glue'}",
+    proc = commands.run(
+        ["-m", "albert_tf.cli.run_classifier", f"--data_dir={tmp_path / 'glue'}",
          "--task_name=SST-2", f"--output_dir={out}", f"--albert_hub_module_handle={root}", "--max_seq_length=32",
          "--do_train", "--train_step=1", "--save_checkpoints_steps=1", "--train_batch_size=4",
          "--learning_rate=1e-5"],
-        capture_output=True, text=True, cwd=str(tmp_path), timeout=600,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        cwd=str(tmp_path), timeout=600, env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
     output = proc.stdout + proc.stderr
     assert proc.returncode == 0, output[-3000:]

@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 
+import commands
 import numpy as np
 import pytest
 from conftest import ROOT, shared_path, write_small_config
@@ -23,8 +23,7 @@ N = 37
 
 
 def _run(script: str, *args: str, cwd) -> subprocess.CompletedProcess:
-    proc = subprocess.run([sys.executable, str(ROOT / script), *args], capture_output=True, text=True, env=ENV,
-                          cwd=str(cwd), timeout=900)
+    proc = commands.run([str(ROOT / script), *args], env=ENV, cwd=str(cwd), timeout=900)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return proc
 

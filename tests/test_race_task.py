@@ -12,9 +12,8 @@ import csv
 import json
 import os
 import shutil
-import subprocess
-import sys
 
+import commands
 import pytest
 from conftest import ROOT, shared_path, write_small_config
 
@@ -81,8 +80,8 @@ def test_run_race_command_line_on_both_shared_splits(tmp_path):
               "--max_qa_length=32", "--train_step=4", "--warmup_step=0", "--save_checkpoints_steps=2",
               "--train_batch_size=4", "--steps_per_loop=2", "--learning_rate=1e-3"]
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "PYTHONHASHSEED": "0"}
-    run = subprocess.run([sys.executable, str(ROOT / "run_race.py"), *common, "--output_dir=run",
-                          "--export_dir=export"], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=600)
+    run = commands.run([str(ROOT / "run_race.py"), *common, "--output_dir=run", "--export_dir=export"], cwd=tmp_path,
+                       env=env, timeout=600)
     assert run.returncode == 0, run.stderr[-3000:]
     best_step = json.loads((tmp_path / "run" / "eval_results.json").read_text())["best"]["global_step"]
     assert (tmp_path / "export" / str(best_step) / "saved_model.pb").is_file()  # the best weights, served
@@ -91,8 +90,8 @@ def test_run_race_command_line_on_both_shared_splits(tmp_path):
     assert [c["global_step"] for c in results["checkpoints"]] == [2, 4]
     dev = _count(str(shared_path("race", "RACE", "dev")))
     assert results["best"]["num_questions"] == dev["middle"] + dev["high"]
-    middle = subprocess.run([sys.executable, str(ROOT / "run_race.py"), *common, "--output_dir=middle",
-                             "--middle_only"], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=600)
+    middle = commands.run([str(ROOT / "run_race.py"), *common, "--output_dir=middle", "--middle_only"], cwd=tmp_path,
+                          env=env, timeout=600)
     assert middle.returncode == 0, middle.stderr[-3000:]
     best = json.loads((tmp_path / "middle" / "eval_results.json").read_text())["best"]
     assert best["num_questions"] == best["num_middle"] == dev["middle"] and best["num_high"] == 0

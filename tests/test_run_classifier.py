@@ -6,9 +6,8 @@ import csv
 import hashlib
 import json
 import os
-import subprocess
-import sys
 
+import commands
 import numpy as np
 import pytest
 from conftest import ROOT, shared_path
@@ -32,14 +31,7 @@ def tiny_config(tmp_path):
 
 
 def _cli(*args, cwd=None):
-    return subprocess.run(
-        [sys.executable, str(ROOT / "run_classifier.py"), *args],
-        capture_output=True,
-        text=True,
-        env=ENV,
-        cwd=cwd or str(ROOT),
-        timeout=600,
-    )
+    return commands.run([str(ROOT / "run_classifier.py"), *args], env=ENV, cwd=cwd or str(ROOT), timeout=600)
 
 
 def _events(logdir) -> dict[str, dict[int, float]]:

@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 
+import commands
 import pytest
 from synthetic_records import write_synthetic_records
 
@@ -18,14 +19,7 @@ SEQ, PRED, VOCAB = 32, 5, 1000
 
 def run_cli(args, env=None, timeout=600) -> subprocess.CompletedProcess:
     full_env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", PYTHONHASHSEED="0", **(env or {}))
-    return subprocess.run(
-        [sys.executable, os.path.join(ROOT, "run_pretraining.py"), *args],
-        capture_output=True,
-        text=True,
-        env=full_env,
-        cwd=ROOT,
-        timeout=timeout,
-    )
+    return commands.run([os.path.join(ROOT, "run_pretraining.py"), *args], env=full_env, cwd=ROOT, timeout=timeout)
 
 
 def base_args(records, output_dir, steps=6, batch=8, **extra):

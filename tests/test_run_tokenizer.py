@@ -7,10 +7,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import subprocess
-import sys
 import types
 
+import commands
 import pytest
 from conftest import ROOT
 
@@ -116,11 +115,11 @@ def test_export_savedmodel_refuses_a_tokenizer_other_than_the_runs(spm_model, tm
     config = tmp_path / "tiny.json"
     config.write_text(json.dumps({"vocab_size": 30000, "hidden_size": 64, "num_hidden_layers": 1,
                                   "num_attention_heads": 2, "intermediate_size": 128, "embedding_size": 32}))
-    proc = subprocess.run(
-        [sys.executable, str(ROOT / "export_savedmodel.py"), "--task_name=SST-2", f"--albert_config_file={config}",
+    proc = commands.run(
+        [str(ROOT / "export_savedmodel.py"), "--task_name=SST-2", f"--albert_config_file={config}",
          f"--spm_model_file={spm_model}", f"--do_lower_case={lower}", "--max_seq_length=16",
          f"--checkpoint={run / 'best' / 'ckpt-best'}", f"--export_dir={tmp_path / 'serving'}"],
-        capture_output=True, text=True, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}, cwd=str(ROOT), timeout=300,
+        env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}, cwd=str(ROOT), timeout=300,
     )
     errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
     assert proc.returncode != 0 and len(errors) == 1 and expect in errors[0], proc.stderr[-2000:]

@@ -15,9 +15,8 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 
+import commands
 import pytest
 from conftest import ROOT, shared_path, write_small_config
 
@@ -77,7 +76,7 @@ def test_span_upper_bound_names_the_reason_of_each_miss():
 
 def _run(args, cwd, timeout=600):
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "PYTHONHASHSEED": "0"}
-    return subprocess.run([sys.executable, *args], capture_output=True, text=True, cwd=cwd, env=env, timeout=timeout)
+    return commands.run(args, cwd=cwd, env=env, timeout=timeout)
 
 
 @pytest.mark.heavy

@@ -12,9 +12,8 @@ import concurrent.futures
 import os
 import queue
 import re
-import subprocess
-import sys
 
+import commands
 import pytest
 from bad_inputs import fixtures
 from conftest import ROOT
@@ -363,10 +362,7 @@ def run_case(command, changes, paths, out):
     fill = {**paths, "out": out, "tmp": os.path.dirname(out)}
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "PYTHONHASHSEED": "0",
            **{k[1:]: v.format(**fill) for k, v in changes.items() if k.startswith("$")}}
-    return subprocess.run(
-        [sys.executable, *_args(command, changes, paths, out)],
-        capture_output=True, text=True, cwd=paths["root"], env=env, timeout=600,
-    )
+    return commands.run(_args(command, changes, paths, out), cwd=paths["root"], env=env, timeout=600)
 
 
 @pytest.fixture(scope="module")

@@ -14,6 +14,7 @@ import re
 import subprocess
 import sys
 
+import commands
 import pytest
 from bad_inputs import entry_points, fixtures
 
@@ -84,7 +85,8 @@ def run_one(case: tuple[str, str, str, str], prepared: dict, case_dir: pathlib.P
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "PYTHONHASHSEED": "0",
            "ALBERT_TF_CACHE": str(case_dir / "cache"), **env}
     try:
-        result = subprocess.run(argv, capture_output=True, text=True, cwd=str(case_dir), env=env, timeout=TIMEOUT)
+        result = commands.run(argv[1:] if argv[0] == sys.executable else argv, cwd=str(case_dir), env=env,
+                              timeout=TIMEOUT)
     except subprocess.TimeoutExpired as e:
         result = subprocess.CompletedProcess(argv, -9, "", f"timed out after {TIMEOUT} s: {e.stderr!r}")
     result.value = value  # what the flag (or variable) was given

@@ -9,8 +9,8 @@ import os
 import pathlib
 import shutil
 import subprocess
-import sys
 
+import commands
 import pytest
 from bad_inputs import fixtures
 from bad_inputs.test_bad_inputs import BASE, CLI, _args
@@ -24,8 +24,7 @@ DATA = "ckpt-2.data-00000-of-00001"
 
 def _run(command: str, changes: dict, paths: dict, out: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "PYTHONHASHSEED": "0"}
-    return subprocess.run([sys.executable, *_args(command, changes, paths, out)], capture_output=True, text=True,
-                          cwd=paths["root"], env=env, timeout=600)
+    return commands.run(_args(command, changes, paths, out), cwd=paths["root"], env=env, timeout=600)
 
 
 def _cut(path: pathlib.Path) -> None:

@@ -11,7 +11,7 @@ TEST_WORKERS ?= 2
 BIN := $(VENV)/bin
 export PYTHONHASHSEED ?= 0
 
-.PHONY: demo test test-fast lint clean
+.PHONY: demo test test-fast coverage lint clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -38,6 +38,16 @@ test: $(VENV)/.installed-test
 
 test-fast: $(VENV)/.installed-test-only
 	$(BIN)/python -m pytest -q -m "not slow and not heavy" $(PYTEST_ARGS) tests
+
+# `make coverage`: the suite as `make test` runs it, under coverage.py (pyproject.toml [tool.coverage]: every Python
+# process the tests start is measured too), then the line coverage of albert_tf/ per file and in total.
+coverage: $(VENV)/.installed-test
+	rm -f .coverage .coverage.*
+	COVERAGE_FILE=$(CURDIR)/.coverage $(BIN)/python -m coverage run -m pytest -q -n $(TEST_WORKERS) --dist loadfile \
+		$(PYTEST_ARGS) tests; status=$$?; \
+		COVERAGE_FILE=$(CURDIR)/.coverage $(BIN)/python -m coverage combine -q \
+		&& COVERAGE_FILE=$(CURDIR)/.coverage $(BIN)/python -m coverage report --format=total \
+		&& COVERAGE_FILE=$(CURDIR)/.coverage $(BIN)/python -m coverage report > coverage.txt; exit $$status
 
 lint: $(VENV)/.installed-test-only
 	$(BIN)/ruff check .

@@ -21,6 +21,8 @@ EXTRAS = {
         "pytest>=8.0",
         # `make test` runs the suite in TEST_WORKERS processes, whole files each (pytest-xdist --dist loadfile).
         "pytest-xdist>=3.5",
+        # `make coverage`: line coverage of every process the suite starts ([run] patch = subprocess, fork).
+        "coverage>=7.10",
         "hypothesis>=6.100",
         "ruff>=0.6",
         "scikit-learn>=1.5",

@@ -29,6 +29,8 @@ import json
 import os
 import pathlib
 import pkgutil
+import select
+import shutil
 import signal
 import socket
 import subprocess
@@ -127,18 +129,36 @@ def _child(request: dict) -> None:
 
 
 def _manage(conn: socket.socket) -> None:
-    """One request: fork the command, tell the client its pid, wait for it, tell the client how it ended."""
-    request = json.loads(conn.makefile("r", encoding="utf-8").readline())
+    """One request: fork the command, tell the client its pid, pass on the signals the client asks for (through a
+    pidfd, so never to another process that took the pid later), then tell the client how the command ended."""
+    requests = _Replies(conn)
+    request = requests.next(None)
     sys.stdout.flush()
     sys.stderr.flush()
     pid = os.fork()
     if pid == 0:
         conn.close()
         _child(request)
+    pidfd = os.pidfd_open(pid)
     conn.sendall(json.dumps({"pid": pid}).encode() + b"\n")
+    while True:
+        if b"\n" not in requests.buffer and pidfd in select.select([pidfd, conn], [], [])[0]:
+            break  # the command has ended
+        try:
+            signum, gone = requests.next(None)["signal"], False
+        except EOFError:  # the client went away: the command goes with it
+            signum, gone = signal.SIGKILL, True
+        try:
+            signal.pidfd_send_signal(pidfd, signum)
+        except ProcessLookupError:
+            break
+        if gone:
+            break
     _, status = os.waitpid(pid, 0)
-    conn.sendall(json.dumps({"returncode": os.waitstatus_to_exitcode(status)}).encode() + b"\n")
-    conn.close()
+    try:
+        conn.sendall(json.dumps({"returncode": os.waitstatus_to_exitcode(status)}).encode() + b"\n")
+    except OSError:
+        pass
     os._exit(0)
 
 
@@ -180,9 +200,7 @@ class _Server:
     def close(self) -> None:
         self.process.kill()
         self.process.wait()
-        for name in os.listdir(self.folder):
-            os.unlink(os.path.join(self.folder, name))
-        os.rmdir(self.folder)
+        shutil.rmtree(self.folder, ignore_errors=True)
 
 
 _server: _Server | None = None
@@ -198,6 +216,105 @@ def _get_server() -> _Server:
         return _server
 
 
+class Command:
+    """A command started through the fork server, like :class:`subprocess.Popen` with both streams captured to
+    files: ``pid``, ``poll()``, ``wait(timeout)``, ``send_signal``, ``kill``, ``returncode``, ``output()`` for
+    (stdout, stderr) so far, and ``stdout_lines(timeout)`` to act on a line as soon as the command prints it."""
+
+    def __init__(self, args: list[str], *, cwd=None, env: dict | None = None, input: str | None = None) -> None:
+        if args[0] in ("-m", "-c") and len(args) < 2:
+            raise ValueError(f"{args[0]} needs a module or code")
+        if args[0].startswith("-") and args[0] not in ("-m", "-c"):
+            raise ValueError(f"interpreter option {args[0]!r}: use subprocess.run")
+        env = dict(os.environ if env is None else env)
+        server = _get_server()
+        for name in sorted(set(env) | set(server.env)):
+            if name in SERVER_ENV and name not in env:
+                continue  # unset: the server's fixed value is one a fresh interpreter could have drawn
+            if name == "PYTHONPATH" and _only_this_checkout(env[name]):
+                continue  # the checkout the server imported albert-tf from: already first on its path
+            if name.startswith(STARTUP_ENV_PREFIXES) and env.get(name) != server.env.get(name):
+                raise ValueError(f"{name}={env.get(name)!r} is read when the interpreter or TensorFlow starts (the "
+                                 f"command server has {server.env.get(name)!r}): run this command with "
+                                 "subprocess.run")
+        self.args = [sys.executable, *map(str, args)]
+        self.returncode: int | None = None
+        self.scratch = tempfile.mkdtemp(dir=server.folder)
+        self.paths = {name: os.path.join(self.scratch, name) for name in ("stdin", "stdout", "stderr")}
+        pathlib.Path(self.paths["stdin"]).write_bytes((input or "").encode("utf-8"))
+        for name in ("stdout", "stderr"):
+            pathlib.Path(self.paths[name]).touch()
+        request = {"argv": self.args[1:], "env": env, "cwd": str(cwd or os.getcwd()), **self.paths}
+        self.conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.conn.connect(server.path)
+        self.conn.sendall(json.dumps(request).encode() + b"\n")
+        self.replies = _Replies(self.conn)
+        self.pid: int = self.replies.next(None)["pid"]
+
+    def wait(self, timeout: float | None = None) -> int:
+        """The exit status (negative: the signal); :class:`subprocess.TimeoutExpired` when the command is still
+        running after ``timeout`` seconds (it keeps running)."""
+        if self.returncode is None:
+            try:
+                self.returncode = self.replies.next(timeout)["returncode"]
+            except TimeoutError:
+                raise subprocess.TimeoutExpired(self.args, timeout) from None
+            self.conn.close()
+        return self.returncode
+
+    def poll(self) -> int | None:
+        if self.returncode is None and select.select([self.conn], [], [], 0)[0]:
+            self.wait()
+        return self.returncode
+
+    def send_signal(self, signum: int) -> None:
+        """Send ``signum`` to the command unless it has ended (the server delivers it through a pidfd)."""
+        if self.returncode is None:
+            try:
+                self.conn.sendall(json.dumps({"signal": int(signum)}).encode() + b"\n")
+            except OSError:  # the manager has replied and closed: the command has ended
+                pass
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+    def output(self, text: bool = True) -> tuple:
+        return _read(self.paths["stdout"], text), _read(self.paths["stderr"], text)
+
+    def stdout_lines(self, timeout: float):
+        """Each line of stdout as soon as the command has written it, until it exits; no new line within
+        ``timeout`` seconds raises :class:`subprocess.TimeoutExpired` (a hang, not a slow machine). Between reads
+        it waits on the server connection, which wakes it at once when the command exits."""
+        import time
+
+        deadline = time.monotonic() + timeout
+        with open(self.paths["stdout"], "rb") as f:
+            pending = b""
+            while True:
+                chunk = f.read()
+                pending += chunk
+                while b"\n" in pending:
+                    line, pending = pending.split(b"\n", 1)
+                    deadline = time.monotonic() + timeout
+                    yield line.decode("utf-8", errors="replace")
+                if chunk:
+                    continue
+                if self.poll() is not None:
+                    rest = (pending + f.read()).decode("utf-8", errors="replace")
+                    yield from rest.splitlines()
+                    return
+                if time.monotonic() > deadline:
+                    raise subprocess.TimeoutExpired(self.args, timeout)
+                select.select([self.conn], [], [], 0.01)
+
+    def close(self) -> None:
+        """Kill the command if it still runs, and remove its captured streams."""
+        if self.returncode is None:
+            self.kill()
+            self.wait()
+        shutil.rmtree(self.scratch, ignore_errors=True)
+
+
 def run(args: list[str], *, cwd=None, env: dict | None = None, timeout: float | None = None,
         input: str | None = None, capture_output: bool = True, text: bool = True,
         check: bool = False) -> subprocess.CompletedProcess:
@@ -207,43 +324,17 @@ def run(args: list[str], *, cwd=None, env: dict | None = None, timeout: float | 
     """
     if not capture_output:
         raise ValueError("commands.run always captures the output")
-    if args[0] in ("-m", "-c") and len(args) < 2:
-        raise ValueError(f"{args[0]} needs a module or code")
-    if args[0].startswith("-") and args[0] not in ("-m", "-c"):
-        raise ValueError(f"interpreter option {args[0]!r}: use subprocess.run")
-    env = dict(os.environ if env is None else env)
-    server = _get_server()
-    for name in sorted(set(env) | set(server.env)):
-        if name in SERVER_ENV and name not in env:
-            continue  # unset: the server's fixed value is one a fresh interpreter could have drawn
-        if name == "PYTHONPATH" and _only_this_checkout(env[name]):
-            continue  # the checkout the server imported albert-tf from: already first on its path
-        if name.startswith(STARTUP_ENV_PREFIXES) and env.get(name) != server.env.get(name):
-            raise ValueError(f"{name}={env.get(name)!r} is read when the interpreter or TensorFlow starts (the command "
-                             f"server has {server.env.get(name)!r}): run this command with subprocess.run")
-    with tempfile.TemporaryDirectory(dir=server.folder) as scratch:
-        paths = {name: os.path.join(scratch, name) for name in ("stdin", "stdout", "stderr")}
-        pathlib.Path(paths["stdin"]).write_bytes((input or "").encode("utf-8"))
-        for name in ("stdout", "stderr"):
-            pathlib.Path(paths[name]).touch()
-        request = {"argv": [str(a) for a in args], "env": env, "cwd": str(cwd or os.getcwd()), **paths}
-        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        conn.connect(server.path)
+    command = Command(args, cwd=cwd, env=env, input=input)
+    try:
         try:
-            conn.sendall(json.dumps(request).encode() + b"\n")
-            replies = _Replies(conn)
-            pid = replies.next(None)["pid"]
-            try:
-                returncode = replies.next(timeout)["returncode"]
-            except TimeoutError:
-                os.kill(pid, signal.SIGKILL)
-                replies.next(None)
-                raise subprocess.TimeoutExpired([sys.executable, *args], timeout,
-                                                _read(paths["stdout"], text), _read(paths["stderr"], text)) from None
-        finally:
-            conn.close()
-        result = subprocess.CompletedProcess([sys.executable, *args], returncode, _read(paths["stdout"], text),
-                                             _read(paths["stderr"], text))
+            returncode = command.wait(timeout)
+        except subprocess.TimeoutExpired:
+            command.kill()
+            command.wait()
+            raise subprocess.TimeoutExpired(command.args, timeout, *command.output(text)) from None
+        result = subprocess.CompletedProcess(command.args, returncode, *command.output(text))
+    finally:
+        command.close()
     if check:
         result.check_returncode()
     return result
@@ -257,7 +348,8 @@ def _only_this_checkout(pythonpath: str) -> bool:
 
 
 class _Replies:
-    """The server's JSON lines on one connection; ``next(timeout)`` raises TimeoutError when none comes in time."""
+    """The JSON lines coming in on one connection; ``next(timeout)`` raises TimeoutError when none comes in time and
+    EOFError when the other side has closed."""
 
     def __init__(self, conn: socket.socket) -> None:
         self.conn, self.buffer = conn, b""
@@ -267,7 +359,7 @@ class _Replies:
         while b"\n" not in self.buffer:
             chunk = self.conn.recv(4096)
             if not chunk:
-                raise RuntimeError("the command server's manager ended without a reply")
+                raise EOFError("the other end of the command server's connection closed")
             self.buffer += chunk
         line, self.buffer = self.buffer.split(b"\n", 1)
         return json.loads(line)

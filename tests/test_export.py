@@ -8,6 +8,7 @@ import re
 import subprocess
 import sys
 
+import commands
 import numpy as np
 import pytest
 from conftest import ROOT, shared_path
@@ -220,9 +221,8 @@ def test_export_savedmodel_cli_from_a_trainer_checkpoint(tmp_path):
     }
     tf.train.Checkpoint(**items).write(str(tmp_path / "run" / "ckpt-7"))
     spm = shared_path("spm", "30k-clean.model")
-    proc = subprocess.run(
+    proc = commands.run(
         [
-            sys.executable,
             str(ROOT / "export_savedmodel.py"),
             "--task_name=SST-2",
             f"--albert_config_file={config_path}",
@@ -233,8 +233,6 @@ def test_export_savedmodel_cli_from_a_trainer_checkpoint(tmp_path):
             "--tflite",
             "--noexport_real_tokens",
         ],
-        capture_output=True,
-        text=True,
         env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"},
         cwd=str(ROOT),
         timeout=600,

@@ -16,6 +16,7 @@ import subprocess
 import sys
 import textwrap
 
+import commands
 import numpy as np
 import pytest
 from conftest import ROOT
@@ -157,14 +158,13 @@ def exported(tmp_path_factory, spm_model):
     config_path = tmp / "albert" / "albert_config.json"
     model.config.to_json_file(str(config_path))
     spm = spm_model
-    proc = _run(
+    proc = commands.run(
         [
-            sys.executable, "-m", "albert_tf.cli.export_savedmodel", "--task=encoder",
+            "-m", "albert_tf.cli.export_savedmodel", "--task=encoder",
             f"--albert_config_file={config_path}", f"--spm_model_file={spm}", f"--max_seq_length={SEQ}",
             f"--init_checkpoint={prefix}", f"--export_dir={tmp / 'hub'}",
         ],
-        cwd=ROOT,
-        timeout=600,
+        cwd=ROOT, timeout=600, env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     return model, tmp / "hub", proc

@@ -9,10 +9,9 @@ import json
 import os
 import random
 import signal
-import subprocess
-import sys
 import time
 
+import commands
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -26,13 +25,11 @@ PARTIAL_MARKS = (".partial", ".tmp", "-tmp", "_temp")
 
 
 def _start(script, args):
-    return subprocess.Popen([sys.executable, os.path.join(ROOT, script), *args], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, env=ENV, cwd=ROOT)
+    return commands.Command([os.path.join(ROOT, script), *args], env=ENV, cwd=ROOT)
 
 
 def _finish(script, args):
-    result = subprocess.run([sys.executable, os.path.join(ROOT, script), *args], capture_output=True, text=True,
-                            env=ENV, cwd=ROOT, timeout=900)
+    result = commands.run([os.path.join(ROOT, script), *args], env=ENV, cwd=ROOT, timeout=900)
     assert result.returncode == 0, result.stderr[-3000:]
     return result
 
@@ -42,6 +39,7 @@ def _kill_after(script, args, seconds):
     time.sleep(seconds)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
+    proc.close()
 
 
 def _final_files(folder):

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import textwrap
 
+import commands
 import keras
 import numpy as np
 import pytest
@@ -244,12 +245,12 @@ def test_run_classifier_recompute_activations_trains_the_same_weights(tmp_path):
     weights = []
     for on in (False, True):
         out = tmp_path / f"out_{on}"
-        args = [sys.executable, os.path.join(ROOT, "run_classifier.py"), "--task_name=MRPC",
+        args = [os.path.join(ROOT, "run_classifier.py"), "--task_name=MRPC",
                 f"--data_dir={shared_path('glue')}", f"--spm_model_file={shared_path('spm', '30k-clean.model')}",
                 f"--albert_config_file={config}", f"--output_dir={out}", f"--cached_dir={tmp_path / 'cache'}",
                 "--do_train", "--max_seq_length=32", "--train_batch_size=8", "--train_step=6",
                 "--save_checkpoints_steps=6", "--learning_rate=1e-3"] + (["--recompute_activations"] if on else [])
-        result = subprocess.run(args, capture_output=True, text=True, env=env, timeout=600)
+        result = commands.run(args, env=env, timeout=600)
         assert result.returncode == 0, result.stderr[-3000:]
         assert ("recomputing the activations of 1 transformer block(s)" in result.stderr + result.stdout) == on
         reader = tf.train.load_checkpoint(str(out / "ckpt-6"))

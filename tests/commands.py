@@ -226,7 +226,7 @@ class Command:
             raise ValueError(f"{args[0]} needs a module or code")
         if args[0].startswith("-") and args[0] not in ("-m", "-c"):
             raise ValueError(f"interpreter option {args[0]!r}: use subprocess.run")
-        env = dict(os.environ if env is None else env)
+        env = {name: os.fspath(value) for name, value in (os.environ if env is None else env).items()}
         server = _get_server()
         for name in sorted(set(env) | set(server.env)):
             if name in SERVER_ENV and name not in env:

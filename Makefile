@@ -37,7 +37,7 @@ test: $(VENV)/.installed-test
 	$(BIN)/python -m pytest -q --durations=25 -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS) tests
 
 test-fast: $(VENV)/.installed-test-only
-	$(BIN)/python -m pytest -q -m "not slow and not heavy" $(PYTEST_ARGS) tests
+	$(BIN)/python -m pytest -q -m "not slow and not heavy" -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS) tests
 
 # `make coverage`: the suite as `make test` runs it, under coverage.py (pyproject.toml [tool.coverage]: every Python
 # process the tests start is measured too), then the line coverage of albert_tf/ per file and in total.

@@ -400,6 +400,7 @@ def test_parity_torch_only_bad_records_is_one_line(tmp_path, args, expect):
     assert len(lines) == 1 and lines[0].startswith("error:") and expect in lines[0], proc.stderr
 
 
+@pytest.mark.heavy
 def test_activation_memory_smoke():
     """benchmarks/activation_memory.py on the tiny config: its processes run, the JSON has the two ratios the
     README reads and each process's floor, peak and step times."""

@@ -139,6 +139,7 @@ def test_config_conversion():
 # ----------------------------------------------------------------------------- import + cross-implementation
 
 
+@pytest.mark.heavy
 def test_transformers_to_albert_tf_to_official_to_albert_tf_matches(tmp_path):
     config = hf_config()
     reference = hf_model(transformers.AlbertForPreTraining, config)

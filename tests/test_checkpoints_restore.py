@@ -32,6 +32,7 @@ def assert_backbone_equal(model, arrays):
         assert np.array_equal(got[name], value), name
 
 
+@pytest.mark.heavy
 def test_official_finetuned_classifier_into_classifier(tmp_path):
     """run_classifier.py's output_weights [num_labels, H] land transposed in our Dense head."""
     arrays = random_official_arrays(CONFIG, 3)

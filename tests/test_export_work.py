@@ -62,6 +62,7 @@ def _ffn_positions(work) -> list[int]:
     return [positions for positions, width in work if width == INTERMEDIATE]
 
 
+@pytest.mark.heavy
 def test_a_short_pair_runs_its_own_tokens_through_the_dense_layers(exports):
     paths, pre = exports
     (n,) = _tokens(pre, [SHORT])
@@ -80,6 +81,7 @@ def test_a_short_pair_runs_its_own_tokens_through_the_dense_layers(exports):
     assert total < sum(positions * width for positions, width in padded) * n / 128
 
 
+@pytest.mark.heavy
 def test_a_batch_of_mixed_lengths_runs_only_its_real_tokens(exports):
     paths, pre = exports
     lengths = _tokens(pre, [SHORT, OTHER])

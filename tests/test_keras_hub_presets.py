@@ -119,6 +119,7 @@ def test_a_folder_of_neither_format_is_one_line_naming_what_it_holds(tmp_path, h
             "albert_config": "neither a Hugging Face config"}[holds] in message
 
 
+@pytest.mark.heavy
 def test_backbone_preset_loads_into_the_encoder_with_the_same_sequence_output(presets, sentences):
     config = AlbertConfig.from_dict({**AlbertConfig.from_name("albert_tiny").to_dict(), "vocab_size": 30000,
                                      "num_hidden_layers": 4, "num_hidden_groups": 2, "inner_group_num": 2,
@@ -137,6 +138,7 @@ def test_backbone_preset_loads_into_the_encoder_with_the_same_sequence_output(pr
     np.testing.assert_allclose(same(sentences)["pooled_output"], want["pooled_output"], atol=1e-5)
 
 
+@pytest.mark.heavy
 def test_classifier_preset_loads_with_its_head_everywhere_a_checkpoint_is_taken(presets, sentences):
     want = np.asarray(presets["classifier"](keras_hub_inputs(sentences)))
     from_preset = AlbertClassifier.from_preset(presets["classifier_dir"], num_labels=3)
@@ -152,6 +154,7 @@ def test_classifier_preset_loads_with_its_head_everywhere_a_checkpoint_is_taken(
     np.testing.assert_allclose(classifier_logits(initialised(sentences)), want, atol=1e-5)
 
 
+@pytest.mark.heavy
 def test_keras_hub_round_trip_and_hugging_face_keep_the_classifier(presets, sentences, tmp_path, spm):
     want = np.asarray(presets["classifier"](keras_hub_inputs(sentences)))
     logs = []
@@ -167,6 +170,7 @@ def test_keras_hub_round_trip_and_hugging_face_keep_the_classifier(presets, sent
     np.testing.assert_allclose(classifier_logits(hf(sentences)), want, atol=1e-5)
 
 
+@pytest.mark.heavy
 def test_keras_hub_tokenizer_written_by_albert_tf_gives_albert_tf_ids(tokenizer, spm):
     """The rewritten SentencePiece model: every MRPC dev and train sentence (numbers with commas, quotes,
     accents, capitals) and a few hard cases get the official ids through keras-hub's tokenizer."""

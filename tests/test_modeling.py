@@ -51,6 +51,7 @@ def test_parameter_counts_match_spec(preset):
     assert AlbertPretrainer(cfg).count_params() == with_heads
 
 
+@pytest.mark.heavy
 def test_v1_and_v2_have_the_same_counts():
     for size in ("base", "large"):
         v1 = AlbertEncoder(AlbertConfig.from_name(f"albert_{size}_v1")).count_params()

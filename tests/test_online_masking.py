@@ -272,6 +272,7 @@ def test_epochs_differ_seeds_repeat_and_resume_is_exact(real, tmp_path):
     assert all((a == b).all() for a, b in zip(*(_positions(d, 4) for d in evaluation)))
 
 
+@pytest.mark.heavy
 def test_a_task_masks_training_online_and_can_evaluate_on_the_records_own_masks(real):
     """``online_masking_eval=False`` (the reproduction's static-vs-dynamic comparison): training reads new masks,
     evaluation the records' own, so runs with and without dynamic masking are scored on the same masked tokens."""

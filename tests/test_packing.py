@@ -123,6 +123,7 @@ def test_packed_logits_losses_and_gradients_equal_one_example_per_row(num_labels
     assert any(float(np.abs(tf.convert_to_tensor(g)).max()) > 0 for g in packed_grads)
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("recompute,jit_compile", [(True, False), (False, True)])
 def test_packed_step_with_recomputation_or_xla_equals_one_example_per_row(recompute, jit_compile):
     """Packed steps inside a ``tf.function``: the unpadded token path with activations recomputed in the backward

@@ -434,6 +434,7 @@ def _make(tmp_path, name, data: bytes):
     return str(p)
 
 
+@pytest.mark.heavy
 def test_bad_inputs_clear_errors_and_counted_skips(tmp_path, corpus_dir, wordpiece_spec):
     good = str(corpus_dir / "corpus.txt")
     config = PretrainingDataConfig(max_seq_length=64, dupe_factor=1)

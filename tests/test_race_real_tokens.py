@@ -64,6 +64,7 @@ def _assert_same(model, expected, got):
         np.testing.assert_allclose(pg, g, atol=1e-4 * max(float(np.abs(g).max()), 1e-12) + 1e-7, err_msg=v.path)
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("slices", [1, 2])
 def test_packed_choices_give_the_padded_loss_and_every_gradient(slices):
     model, batch = _model(), _questions()
@@ -75,6 +76,7 @@ def test_packed_choices_give_the_padded_loss_and_every_gradient(slices):
     _assert_same(model, expected, got)
 
 
+@pytest.mark.heavy
 def test_packed_step_with_an_unknown_batch_size_inside_a_tf_function():
     model, batch = _model(), _questions()
     expected = _grads(model, lambda: multiple_choice_loss(model(batch, training=True), batch["label_ids"]))

@@ -137,6 +137,7 @@ def _three_steps(on, jit, inputs):
     return [float(step(inputs)) for _ in range(3)], [w.numpy() for w in model.trainable_variables]
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("jit", [False, True])
 def test_training_steps_under_tf_function_and_xla_equal_keeping_the_activations(jit):
     inputs = _inputs(batch=4)
@@ -198,6 +199,7 @@ MIRRORED = textwrap.dedent(
 )
 
 
+@pytest.mark.heavy
 def test_two_replicas_of_a_mirrored_strategy_train_the_same_with_it():
     env = dict(os.environ, PYTHONPATH=ROOT, TF_CPP_MIN_LOG_LEVEL="2")
     result = subprocess.run([sys.executable, "-c", MIRRORED], capture_output=True, text=True, env=env, timeout=300)
@@ -234,6 +236,7 @@ def test_the_backward_pass_computes_each_block_again(monkeypatch):
     assert counts == {False: 0, True: applications}
 
 
+@pytest.mark.heavy
 def test_run_classifier_recompute_activations_trains_the_same_weights(tmp_path):
     """The flag reaches the trainer (its log line) and changes nothing but memory: a tiny MRPC run with and without
     it ends at the same weights (albert_tiny has no encoder dropout; the classifier's is seeded alike)."""

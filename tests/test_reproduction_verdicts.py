@@ -182,6 +182,7 @@ def test_tables_show_mean_and_standard_error_over_the_seeds():
             assert line.startswith(f"| {kind} | {shown} |"), (line, shown)
 
 
+@pytest.mark.heavy
 def test_render_only_regenerates_the_page_and_plots_byte_identically(tmp_path):
     from albert_tf.reproduce.__main__ import main
     from albert_tf.reproduce.report import MASKING_PLOT, PLOTS

@@ -104,6 +104,7 @@ def test_packed_windows_give_the_padded_loss_and_every_gradient(version_2, slice
     _assert_same(model, expected, _grads(model, packed_loss))
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("version_2", [False, True], ids=["v1", "v2"])
 def test_packed_step_with_an_unknown_batch_size_inside_a_tf_function(version_2):
     model, batch = _model(version_2), _windows(version_2)

@@ -176,6 +176,7 @@ def dev_task(tmp_path_factory):
     return task, model, root
 
 
+@pytest.mark.heavy
 def test_the_raw_sentence_signature_tags_every_word_as_the_evaluation_does(dev_task):
     """The export's in-graph windows and max-context choice give every dev word the tag the Python evaluation path
     gives it (the 1,009 sentences joined by spaces, plus one of 300 words); the word and entity offsets cut each
@@ -217,6 +218,7 @@ def test_the_raw_sentence_signature_tags_every_word_as_the_evaluation_does(dev_t
     assert found > 1000
 
 
+@pytest.mark.heavy
 def test_white_space_and_characters_beyond_ascii_keep_their_offsets(dev_task):
     import tensorflow as tf
 

@@ -53,6 +53,7 @@ def _official_truncate(len_a: int, len_b: int, max_length: int) -> tuple[int, in
     return len_a, len_b
 
 
+@pytest.mark.heavy
 @given(st.integers(0, 300), st.integers(0, 300), st.integers(0, 200))
 @settings(max_examples=500, deadline=None)
 def test_closed_form_truncation_is_the_official_loop(len_a, len_b, max_length):

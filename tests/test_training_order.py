@@ -61,6 +61,7 @@ def test_records_go_to_consecutive_files_and_a_wrong_count_leaves_no_file(tmp_pa
         assert not [n for n in os.listdir(folder) if ".tmp" in n]  # no temporary file left behind
 
 
+@pytest.mark.heavy
 def test_seeds_start_from_other_records_of_a_sharded_cache(tmp_path):
     """8,000 records: the first 1,600 of four seeds together cover over half the set when the cache is 128 files; as
     one file, the 1,000-record buffer keeps every seed within the first 2,600 records of the same permutation."""
@@ -78,6 +79,7 @@ def test_seeds_start_from_other_records_of_a_sharded_cache(tmp_path):
     assert _stream(sharded, 2, 32) == firsts[2]  # a seed gives one stream
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize(("count", "batch_size"), [(4_000, 50), (311, 16)])
 def test_every_epoch_reads_every_record_once(tmp_path, count, batch_size):
     """The stream repeats after the shuffle: each epoch is a permutation of the records, in another file order each

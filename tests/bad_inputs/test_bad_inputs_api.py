@@ -129,6 +129,7 @@ def test_fuzz_reader_random_bytes(tmp_path, data):
     _read_all(path)
 
 
+@pytest.mark.heavy
 @settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.data())
 def test_fuzz_reader_truncated_and_flipped_records(tmp_path, real_records, data):

@@ -163,13 +163,16 @@ def _manage(conn: socket.socket) -> None:
 
 
 def serve(path: str) -> None:
-    """Import the stack, listen on the Unix socket ``path``, say ``ready`` on stdout, then fork per connection."""
+    """Import the stack, listen on the Unix socket ``path``, say ``ready`` on stdout, then fork per connection until
+    stdin closes (the client holds its write end, so the server ends with the test process)."""
     _preload()
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     server.bind(path)
     server.listen(16)
     print("ready", flush=True)
     while True:
+        if sys.stdin in select.select([server, sys.stdin], [], [])[0]:
+            return  # stdin closed: the test process that started the server has ended, however it ended
         conn, _ = server.accept()
         pid = os.fork()
         if pid == 0:
@@ -190,7 +193,7 @@ class _Server:
         self.folder = tempfile.mkdtemp(prefix="albert-tf-commands-")
         self.path = os.path.join(self.folder, "server.sock")
         self.env = {**os.environ, **SERVER_ENV}
-        self.process = subprocess.Popen([sys.executable, __file__, self.path], stdin=subprocess.DEVNULL,
+        self.process = subprocess.Popen([sys.executable, __file__, self.path], stdin=subprocess.PIPE,
                                         stdout=subprocess.PIPE, env=self.env, text=True)
         line = self.process.stdout.readline()  # the event: the server prints "ready" once it listens
         if line.strip() != "ready":

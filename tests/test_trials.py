@@ -7,8 +7,8 @@ import json
 import os
 import statistics
 import subprocess
+import sys
 
-import commands
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -33,13 +33,13 @@ def test_three_trials_on_mrpc_report_the_median_and_export_its_trial(tmp_path):
     config = tmp_path / "albert_tiny_30k.json"
     AlbertConfig.from_name("albert_tiny").replace(vocab_size=30000).to_json_file(str(config))
     out, export = tmp_path / "mrpc", tmp_path / "export"
-    args = [os.path.join(ROOT, "run_classifier.py"), "--task_name=MRPC",
+    args = [sys.executable, os.path.join(ROOT, "run_classifier.py"), "--task_name=MRPC",
             f"--data_dir={shared_path('glue')}", f"--spm_model_file={shared_path('spm', '30k-clean.model')}",
             f"--albert_config_file={config}", f"--output_dir={out}", f"--export_dir={export}",
             f"--cached_dir={tmp_path / 'cache'}", "--do_train", "--do_eval", "--max_seq_length=32",
             "--train_batch_size=16", "--eval_batch_size=128", "--train_step=16", "--save_checkpoints_steps=8",
             "--learning_rate=2e-3", "--seed=7", "--num_trials=3"]
-    result = commands.run(args, env=ENV, timeout=900)
+    result = subprocess.run(args, capture_output=True, text=True, env=ENV, timeout=900)
     assert result.returncode == 0, result.stderr[-3000:]
 
     summary = json.loads((out / "run_summary.json").read_text())

@@ -221,8 +221,8 @@ def _get_server() -> _Server:
 
 class Command:
     """A command started through the fork server, like :class:`subprocess.Popen` with both streams captured to
-    files: ``pid``, ``poll()``, ``wait(timeout)``, ``send_signal``, ``kill``, ``returncode``, ``output()`` for
-    (stdout, stderr) so far, and ``stdout_lines(timeout)`` to act on a line as soon as the command prints it."""
+    files: ``pid``, ``poll()``, ``wait(timeout)``, ``send_signal``, ``kill``, ``returncode`` and ``output()`` for
+    (stdout, stderr) so far."""
 
     def __init__(self, args: list[str], *, cwd=None, env: dict | None = None, input: str | None = None) -> None:
         if args[0] in ("-m", "-c") and len(args) < 2:
@@ -283,32 +283,6 @@ class Command:
 
     def output(self, text: bool = True) -> tuple:
         return _read(self.paths["stdout"], text), _read(self.paths["stderr"], text)
-
-    def stdout_lines(self, timeout: float):
-        """Each line of stdout as soon as the command has written it, until it exits; no new line within
-        ``timeout`` seconds raises :class:`subprocess.TimeoutExpired` (a hang, not a slow machine). Between reads
-        it waits on the server connection, which wakes it at once when the command exits."""
-        import time
-
-        deadline = time.monotonic() + timeout
-        with open(self.paths["stdout"], "rb") as f:
-            pending = b""
-            while True:
-                chunk = f.read()
-                pending += chunk
-                while b"\n" in pending:
-                    line, pending = pending.split(b"\n", 1)
-                    deadline = time.monotonic() + timeout
-                    yield line.decode("utf-8", errors="replace")
-                if chunk:
-                    continue
-                if self.poll() is not None:
-                    rest = (pending + f.read()).decode("utf-8", errors="replace")
-                    yield from rest.splitlines()
-                    return
-                if time.monotonic() > deadline:
-                    raise subprocess.TimeoutExpired(self.args, timeout)
-                select.select([self.conn], [], [], 0.01)
 
     def close(self) -> None:
         """Kill the command if it still runs, and remove its captured streams."""

@@ -100,10 +100,15 @@ LOADER = textwrap.dedent(
 )
 
 
-def _run(args, cwd, timeout=300):
+def _env() -> dict:
+    """This process's environment without PYTHONPATH: the commands find albert-tf as a user's would."""
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
     env.pop("PYTHONPATH", None)
-    return subprocess.run(args, capture_output=True, text=True, cwd=str(cwd), env=env, timeout=timeout)
+    return env
+
+
+def _run(args, cwd, timeout=300):
+    return subprocess.run(args, capture_output=True, text=True, cwd=str(cwd), env=_env(), timeout=timeout)
 
 
 def _tokenizer(spm_model):
@@ -164,7 +169,7 @@ def exported(tmp_path_factory, spm_model):
             f"--albert_config_file={config_path}", f"--spm_model_file={spm}", f"--max_seq_length={SEQ}",
             f"--init_checkpoint={prefix}", f"--export_dir={tmp / 'hub'}",
         ],
-        cwd=ROOT, timeout=600, env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
+        cwd=ROOT, timeout=600, env=_env(),
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     return model, tmp / "hub", proc

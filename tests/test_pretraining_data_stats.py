@@ -63,12 +63,10 @@ def test_official_defaults_statistics(tmp_path, real_corpus):
     _check_masking(_make(tmp_path, real_corpus))
 
 
-def test_pure_sop_label_share(tmp_path, real_corpus):
-    stats = _make(tmp_path, real_corpus, sentence_order="pure")
+def test_pure_sop_label_share_and_short_target_share_per_instance(tmp_path, real_corpus):
+    """One run for two settings that do not touch each other: ``pure`` decides each pair's order (the label),
+    ``short_seq_scope="instance"`` each instance's target length; masking is checked again under both."""
+    stats = _make(tmp_path, real_corpus, sentence_order="pure", short_seq_scope="instance")
     assert abs(stats["label_1_share"] - 0.5) <= 0.02
-    _check_masking(stats)
-
-
-def test_short_target_share_per_instance(tmp_path, real_corpus):
-    stats = _make(tmp_path, real_corpus, short_seq_scope="instance")
     assert abs(stats["short_share"] - 0.1) <= 0.03
+    _check_masking(stats)

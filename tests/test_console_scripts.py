@@ -8,7 +8,10 @@ editable install of the checkout is not seen: ``.pth`` files of an added directo
 * every console script the wheel declares answers ``--help`` with exit 0, lists its own flags and prints none of
   TensorFlow's start-up banners;
 * the pipeline block of ``docs/pipeline.md`` (between ``<!-- pipeline:begin -->`` and ``<!-- pipeline:end -->``)
-  runs exactly as written, and leaves what the page says it leaves.
+  runs exactly as written, and leaves what the page says it leaves; run again in the same folder, each of its
+  commands resumes or keeps what the first run finished (that second run goes through the fork server,
+  ``tests/commands.py``: the same command lines, word for word as bash splits them, each the wheel's console script
+  run as ``__main__``, without starting Python and TensorFlow again for each).
 """
 
 from __future__ import annotations
@@ -21,9 +24,10 @@ import subprocess
 import sys
 import sysconfig
 
+import commands
 import pytest
 from conftest import ROOT
-from test_demo_output import FOREIGN
+from test_demo_output import CPP_LOG, FOREIGN
 
 pytestmark = pytest.mark.slow
 
@@ -115,22 +119,53 @@ def _readme_pipeline() -> str:
     return block.group(1)
 
 
+def _pipeline_commands(block: str, cwd) -> list[list[str]]:
+    """The block's command lines (continuations joined), each as the words bash passes to the command: bash itself
+    splits them (quotes, globs in ``cwd``), so they are the argv the block's own run gave."""
+    lines = [line.strip() for line in block.replace("\\\n", " ").splitlines()]
+    out = []
+    for line in filter(None, lines):
+        words = subprocess.run(["bash", "-c", f"printf '%s\\0' {line}"], cwd=cwd, capture_output=True, check=True)
+        out.append(words.stdout.decode("utf-8").split("\0")[:-1])
+    return out
+
+
+def _as_command(words: list[str], bin_dir) -> list[str]:
+    """``words`` (a console script or ``python -c``, then its arguments) as the arguments of :func:`commands.run`:
+    the wheel's console script file itself (run as ``__main__``, as its shebang would), or ``-c`` and the code."""
+    if words[0] == "python":
+        assert words[1] == "-c", words
+        return words[1:]
+    return [str(bin_dir / words[0]), *words[1:]]
+
+
+def _own_lines_only(output: str, attempt: str, cpp_log_lines_too: bool = True) -> None:
+    assert "Traceback" not in output and not BANNER.search(output), (attempt, output[-4000:])
+    # Only the commands' own lines: no absl prefixes, TensorFlow C++ notices or library warnings.
+    foreign = [line for line in output.splitlines()
+               if FOREIGN.search(line) and (cpp_log_lines_too or not CPP_LOG.search(line))]
+    assert not foreign, (attempt, "\n".join(foreign[:20]))
+
+
 def test_readme_pipeline_runs_as_written(installed, tmp_path):
     bin_dir, env, _ = installed
     script = tmp_path / "pipeline.sh"
     script.write_text("set -euo pipefail\n" + _readme_pipeline(), encoding="utf-8")
     work = tmp_path / "work"
     work.mkdir()
-    # The block twice in one folder (a user runs it again: after an interruption, to show someone): both runs
-    # succeed; the second resumes or keeps what the first finished.
-    for attempt in ("first", "second"):
-        result = _run(["bash", str(script)], work, env, timeout=1200)
-        output = result.stdout + result.stderr
-        assert result.returncode == 0, (attempt, output[-4000:])
-        assert "Traceback" not in output and not BANNER.search(output), (attempt, output[-4000:])
-        # Only the commands' own lines: no absl prefixes, TensorFlow C++ notices or library warnings.
-        foreign = [line for line in output.splitlines() if FOREIGN.search(line)]
-        assert not foreign, (attempt, "\n".join(foreign[:20]))
+    result = _run(["bash", str(script)], work, env, timeout=1200)
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output[-4000:]
+    _own_lines_only(output, "first")
+    # The block again in the same folder (a user runs it again: after an interruption, to show someone): every
+    # command succeeds, and the second run resumes or keeps what the first finished.
+    again = []
+    for words in _pipeline_commands(_readme_pipeline(), work):
+        done = commands.run(_as_command(words, bin_dir), cwd=work, env=env, timeout=1200)
+        assert done.returncode == 0, (words, (done.stdout + done.stderr)[-4000:])
+        again.append(done.stdout + done.stderr)
+    output = "".join(again)
+    _own_lines_only(output, "second", cpp_log_lines_too=False)
     assert "is the export of" in output and "holds the export of" in output and "nothing left to train" in output
     # What docs/pipeline.md says the block leaves (no eval/ events: the block runs no --do_eval).
     assert sorted(p.name for p in (work / "records").iterdir()) == [

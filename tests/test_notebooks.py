@@ -4,12 +4,14 @@
   ``parameters`` (papermill's convention); the device cell maps TPU/GPU/CPU to the runners' strategy flags and
   refuses a TPU without a ``gs://`` bucket; ``read_scalar_curves`` (what notebook 01 plots from) reads back what
   the runners' writer wrote.
-* Slow (CI): each notebook runs twice in one folder (``tmp_path``), each time in a fresh ``python3`` kernel of this
-  interpreter (nbclient), its parameters overridden papermill-style by a cell inserted after the ``parameters``
-  cell, on ``../shared/data`` where present or the built-in sample data. A failing cell fails the test with its
-  traceback. The released checkpoint of notebooks 02 and 03 is a tiny, randomly initialised model written in the
-  official TF1 layout (02) and as a Hugging Face directory (03), with the tokenizer beside it as in the real
-  releases.
+* Slow (CI): each notebook runs once, top to bottom, in a fresh ``python3`` kernel of this interpreter (nbclient),
+  its parameters overridden papermill-style by a cell inserted after the ``parameters`` cell, on ``../shared/data``
+  where present or the built-in sample data; the kernel is shut down when the notebook ends, passed or failed. A
+  failing cell fails the test with its traceback. The run goes into a folder that already holds what an earlier run
+  of the notebook left there (:func:`leave_an_earlier_run`: its run folders with a stale file in each, a stale
+  export), as when a user runs a notebook again: each notebook's run starts fresh, so none of it may remain. The
+  released checkpoint of notebooks 02 and 03 is a tiny, randomly initialised model written in the official TF1
+  layout (02) and as a Hugging Face directory (03), with the tokenizer beside it as in the real releases.
 """
 
 from __future__ import annotations
@@ -176,11 +178,14 @@ def execute_notebook(name: str, parameters: dict, workdir: pathlib.Path) -> dict
     """Run ``notebooks/<name>`` with ``parameters`` in ``workdir``; fail with the failing cell's traceback.
 
     Returns ``{"seconds": total, "cells": [(index, seconds, first line), ...], "notebook": the executed notebook}``
-    and prints the timings (``pytest -s``); the executed notebook is also saved as ``workdir/<name>``.
+    and prints the timings (``pytest -s``); the executed notebook is also saved as ``workdir/<name>``. The kernel is
+    shut down before this returns, whether the notebook passed or failed (nbclient leaves a kernel it was given
+    running: without this, each notebook's kernel, TensorFlow and all, would outlive its test).
     """
     import nbformat
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError
+    from nbclient.util import run_sync
     from nbformat.v4 import new_code_cell
 
     nb = read_notebook(NOTEBOOK_DIR / name)
@@ -201,20 +206,28 @@ def execute_notebook(name: str, parameters: dict, workdir: pathlib.Path) -> dict
     env = dict(os.environ, MPLBACKEND="Agg", TF_CPP_MIN_LOG_LEVEL="2", PYTHONHASHSEED="0")
     env.pop("COLAB_TPU_ADDR", None)
     env.pop("TPU_NAME", None)
+    km = kernel_manager(workdir / ".kernels")
+    kernels = []  # the kernel process, seen when the notebook starts
     client = NotebookClient(
         nb,
-        km=kernel_manager(workdir / ".kernels"),
+        km=km,
         timeout=CELL_TIMEOUT_S,
         resources={"metadata": {"path": str(workdir)}},
+        on_notebook_start=lambda notebook: kernels.append(km.provisioner.process),
     )
     start = time.time()
     try:
-        client.execute(env=env)
+        # cleanup_kc: shut the kernel down at the end, as nbclient does only with a kernel manager of its own
+        client.execute(env=env, cleanup_kc=True)
     except CellExecutionError as error:
         pytest.fail(f"{name}: a cell failed (executed copy: {workdir / name}):\n{ANSI.sub('', str(error))}",
                     pytrace=False)
     finally:
         nbformat.write(nb, str(workdir / name))
+        if km.has_kernel:  # a failure before nbclient's own clean-up could run
+            run_sync(km.shutdown_kernel)(now=True)
+    # The kernel has ended and been reaped: its process object has an exit status.
+    assert kernels and all(k.poll() is not None for k in kernels), f"{name}: the kernel is still running"
     seconds = time.time() - start
     cells = []
     for i, cell in enumerate(nb.cells):
@@ -229,11 +242,20 @@ def execute_notebook(name: str, parameters: dict, workdir: pathlib.Path) -> dict
     return {"seconds": seconds, "cells": cells, "notebook": nb}
 
 
-def execute_twice(name: str, parameters: dict, workdir: pathlib.Path) -> dict:
-    """:func:`execute_notebook` twice in one ``workdir`` (a user runs a notebook again: after an interruption, to
-    change one parameter); both runs must pass. Returns the second run's result."""
-    execute_notebook(name, parameters, workdir)
-    return execute_notebook(name, parameters, workdir)
+STALE = "left-by-an-earlier-run.txt"
+
+
+def leave_an_earlier_run(work: pathlib.Path, run_folders: tuple[str, ...]) -> list[pathlib.Path]:
+    """What an earlier run of a notebook leaves in ``work`` that the next run must not keep: each of its run folders
+    (which the notebook removes before it trains: "this notebook's run starts fresh") holding a stale file, a stale
+    export among them. Returns the stale files; the test checks that none is left."""
+    stale = []
+    for folder in run_folders:
+        path = work / folder / STALE
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("an earlier run's file\n", encoding="utf-8")
+        stale.append(path)
+    return stale
 
 
 def outputs_text(nb) -> str:
@@ -308,11 +330,14 @@ def test_01_pretraining_from_scratch(tmp_path):
         "WORK_DIR": "work",
         **TINY_TRAINING,
     }
-    result = execute_twice("01_pretraining_from_scratch.ipynb", parameters, tmp_path)
     work = tmp_path / "work"
+    stale = leave_an_earlier_run(work, ("pretrain",))
+    result = execute_notebook("01_pretraining_from_scratch.ipynb", parameters, tmp_path)
+    assert not [p for p in stale if p.exists()]
     assert (work / "curves.png").is_file() and (work / "curves_resumed.png").is_file()
     assert (work / "pretrain" / "ckpt-40.index").is_file()
     text = outputs_text(result["notebook"])
+    assert "removing the previous run's" in text, text[-3000:]
     assert "resumed: the rerun continued from step 20 (its first loop ended at step 25)" in text, text[-3000:]
     history = [json.loads(line) for line in (work / "pretrain" / "eval_results.jsonl").read_text().splitlines()]
     assert [h["global_step"] for h in history] == [0, 10, 20, 30, 40]
@@ -337,13 +362,16 @@ def test_02_finetune_and_serve(tmp_path, released_checkpoint):
         "WORK_DIR": "work",
         **TINY_TRAINING,
     }
-    result = execute_twice("02_finetune_and_serve.ipynb", parameters, tmp_path)
     work = tmp_path / "work"
+    stale = leave_an_earlier_run(work, ("finetune", "export/1"))
+    result = execute_notebook("02_finetune_and_serve.ipynb", parameters, tmp_path)
+    assert not [p for p in stale if p.exists()]
     results = json.loads((work / "finetune" / "eval_results.json").read_text())
     assert [c["global_step"] for c in results["checkpoints"]] == [10, 20]
     exports = list((work / "export").iterdir())
     assert len(exports) == 1 and (exports[0] / "saved_model.pb").is_file()
     text = outputs_text(result["notebook"])
+    assert "removing the previous run's" in text, text[-3000:]
     assert "format: official" in text and "answered by the reloaded SavedModel" in text, text[-3000:]
 
 
@@ -370,11 +398,14 @@ def test_03_squad_v2(tmp_path, released_checkpoint):
         "WORK_DIR": "work",
         **TINY_TRAINING,
     }
-    result = execute_twice("03_squad_v2.ipynb", parameters, tmp_path)
     work = tmp_path / "work"
+    stale = leave_an_earlier_run(work, ("squad",))
+    result = execute_notebook("03_squad_v2.ipynb", parameters, tmp_path)
+    assert not [p for p in stale if p.exists()]
     predictions = json.loads((work / "squad" / "predictions.json").read_text())
     held_out = json.loads((work / "data" / "predict.json").read_text())["data"]
     questions = {qa["id"] for a in held_out for p in a["paragraphs"] for qa in p["qas"]}
     assert set(predictions) == questions and len(questions) > 50
     text = outputs_text(result["notebook"])
+    assert "removing the previous run's" in text, text[-3000:]
     assert "format: huggingface" in text and "HasAns_f1" in text and "gold answers" in text, text[-3000:]

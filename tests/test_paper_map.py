@@ -484,7 +484,7 @@ def test_the_checker_catches_a_wrong_name_flag_and_test():
     assert command_problems("python -m albert_tf.no_such_module")
     assert not command_problems("pytest tests/test_modeling.py -k sharing_ablation")
     assert command_problems("pytest tests/test_modeling.py -k no_such_test")
-    assert command_problems("pytest tests/test_demo_learning.py")  # slow only, without --run-slow
+    assert command_problems("pytest tests/test_demo_output.py -k runs_twice")  # slow only, without --run-slow
     assert command_problems("python benchmarks/profile_encoder.py --no_such_flag=1")
     assert command_problems("make no_such_target")
     assert command_problems("no_such_command --flag")

@@ -132,6 +132,12 @@ ENTRY_POINTS: dict[str, tuple[list[str], dict[str, str | bool], dict[str, tuple[
     "albert_tf.configs": (["-m", "albert_tf.configs"], {}, {"ALBERT_TF_PRESETS": ("presets_env", {})}),
 }
 
+#: Entry points whose valid command line trains or exports (tens of seconds a run). Of their cases only the empty
+#: flagfile succeeds, and absl expands an empty flagfile to no flags when it parses the command line, so that case
+#: ends there (``--helpshort`` after the flagfile: exit 0 once every flag is read); what the command then does is the
+#: valid command line's own run, which the command's own tests run end to end.
+ENDS_AFTER_PARSING = {"run_pretraining", "run_classifier", "run_squad", "run_race", "run_tagging", "export_savedmodel"}
+
 #: flags whose name looks like a path but that hold none (a count, a mode, an encoding, a prefix inside a file)
 NOT_PATHS = {"keep_checkpoint_max", "num_keep_checkpoint", "save_checkpoints_steps", "input_encoding",
              "input_file_mode", "file_is_document_boundary", "input_format", "output_format", "module_prefix",

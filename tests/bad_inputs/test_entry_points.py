@@ -35,8 +35,9 @@ def cases() -> list[tuple[str, str, str, str]]:
 CASES = cases()
 
 
-def command_line(name: str, flag: str, value: str, fill: dict[str, str]) -> tuple[list[str], dict[str, str]]:
-    """The argv (interpreter first) and the extra environment of one case."""
+def command_line(name: str, flag: str, value: str, fill: dict[str, str],
+                 variant: str = "") -> tuple[list[str], dict[str, str]]:
+    """The argv (interpreter first) and the extra environment of one case (``variant``: of ``value``)."""
     prefix, base, file_flags = entry_points.ENTRY_POINTS[name]
     kind, extra = file_flags[flag]
     values = {**base}
@@ -51,6 +52,8 @@ def command_line(name: str, flag: str, value: str, fill: dict[str, str]) -> tupl
     else:
         values[flag] = value
     args = [f"--{k}" if v is True else f"--{k}={v.format(**fill)}" for k, v in values.items()]
+    if kind == "flagfile" and variant == "empty" and name in entry_points.ENDS_AFTER_PARSING:
+        args.append("--helpshort")
     script = pathlib.Path(sys.executable).with_name(name.split(" ")[0])
     if script.name in entry_points.CONSOLE_SCRIPTS and script.exists():  # the installed console script itself
         argv = [str(script), *prefix[2:]]
@@ -81,7 +84,7 @@ def run_one(case: tuple[str, str, str, str], prepared: dict, case_dir: pathlib.P
     else:
         value = prepared["kinds"][kind][variant]
     fill = {**prepared["paths"], "out": str(case_dir / "out")}
-    argv, env = command_line(name, flag, value, fill)
+    argv, env = command_line(name, flag, value, fill, variant)
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "PYTHONHASHSEED": "0",
            "ALBERT_TF_CACHE": str(case_dir / "cache"), **env}
     try:
@@ -127,10 +130,12 @@ def test_no_traceback(case, walked):
     where = f"{' '.join(result.args)}\n{output[-3000:]}"
     assert result.returncode >= 0, f"killed by signal {-result.returncode}: {where}"
     assert "Traceback" not in output, where
+    case_id, name, flag, variant = case
+    if flag == "flagfile" and variant == "empty" and name in entry_points.ENDS_AFTER_PARSING:  # read, then the help
+        assert result.returncode == 0 and result.stdout.startswith(f"{name}: "), where
     if result.returncode:
         errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
         assert len(errors) == 1, where
-        case_id, name, flag, variant = case
         if entry_points.ENTRY_POINTS[name][2][flag][0] not in OUTPUT_KINDS:  # a wrong input file: the line names it
             assert result.value in errors[0] or os.path.basename(result.value) in errors[0], where
 
@@ -139,7 +144,7 @@ def _help_flags(name: str) -> set[str]:
     prefix = entry_points.ENTRY_POINTS[name][0]
     argv = [sys.executable, *prefix, "--help"]
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
-    out = subprocess.run(argv, capture_output=True, text=True, timeout=120, env=env)
+    out = commands.run(argv[1:], capture_output=True, text=True, timeout=600, env=env)
     return set(re.findall(r"^\s+--(?:\[no\])?([a-z_0-9]+)", out.stdout, re.M))
 
 

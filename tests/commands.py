@@ -13,12 +13,18 @@ does *before* importing TensorFlow, of interpreter start-up, of signals during s
 script in a clean environment must use :func:`subprocess.run`), and environment variables read at import time by
 TensorFlow or Python itself (``PYTHONHASHSEED``, ``TF_CPP_MIN_LOG_LEVEL``, ``PYTHONPATH``) are the server's: it
 starts with the suite's ``PYTHONHASHSEED=0`` and ``TF_CPP_MIN_LOG_LEVEL=2``, and :func:`run` refuses a request
-whose environment changes one of them rather than ignore it silently.
+whose environment changes one of them rather than ignore it silently. A module's import-time work is done once, in
+the server: ``import albert_tf.cli`` installs the Ctrl-C and SIGTERM handlers there, and the child starts with
+Python's own (a test that signals a command installs them again, as ``tests/test_interrupts.py``'s ``AS_SCRIPT``
+does); and TensorFlow is always loaded in the child, so a command that behaves differently without it
+(``albert_tf.interrupts.stop`` ends by ``os._exit`` where it is loaded, skipping multiprocessing's finalizers) runs
+in a fresh interpreter where that difference is under test.
 
 :func:`run` takes the arguments of :func:`subprocess.run` that the tests use and returns a
 :class:`subprocess.CompletedProcess`; a command that outlives ``timeout`` is killed and
 :class:`subprocess.TimeoutExpired` raised, as there. Waiting is on the server's reply (the child's exit), never a
-sleep.
+sleep; :meth:`Command.wait_for` waits for an event while the command runs (a line on its stdout, a file, any
+condition), looked at every few milliseconds until it happens or the command ends.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ import json
 import os
 import pathlib
 import pkgutil
+import re
 import select
 import shutil
 import signal
@@ -37,6 +44,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 
 #: Read by the interpreter, TensorFlow or the math libraries when they start or load: a request may not change
 #: them (the server's stay), so a command that sets one is refused here and belongs in :func:`subprocess.run`.
@@ -222,7 +230,7 @@ def _get_server() -> _Server:
 class Command:
     """A command started through the fork server, like :class:`subprocess.Popen` with both streams captured to
     files: ``pid``, ``poll()``, ``wait(timeout)``, ``send_signal``, ``kill``, ``returncode`` and ``output()`` for
-    (stdout, stderr) so far."""
+    (stdout, stderr) so far; ``wait_for(event, timeout)`` waits for a line on stdout, a file or any condition."""
 
     def __init__(self, args: list[str], *, cwd=None, env: dict | None = None, input: str | None = None) -> None:
         if args[0] in ("-m", "-c") and len(args) < 2:
@@ -280,6 +288,44 @@ class Command:
 
     def kill(self) -> None:
         self.send_signal(signal.SIGKILL)
+
+    def wait_for(self, event, timeout: float, interval: float = 0.005):
+        """Wait until ``event`` happens while the command runs, and return what showed it: ``event`` is a regular
+        expression (a str, searched with ``re.MULTILINE``, or a compiled pattern) looked for in the command's stdout
+        so far (the match is returned), a path (:class:`os.PathLike`) that must exist (returned), or a callable
+        whose truthy result is returned.
+
+        The event is looked at every ``interval`` seconds and at once when the command ends: it returns as soon as
+        the event has happened, never after a fixed delay. None when the command ended without it (one last look
+        after the end); :class:`subprocess.TimeoutExpired` when neither happened within ``timeout`` seconds (a
+        bound that only a hang reaches; the command keeps running)."""
+        if isinstance(event, str):
+            event = re.compile(event, re.MULTILINE)
+        if isinstance(event, re.Pattern):
+            pattern = event
+
+            def look():
+                return pattern.search(_read(self.paths["stdout"], True))
+        elif isinstance(event, os.PathLike):
+            path = event
+
+            def look():
+                return path if os.path.exists(path) else None
+        elif callable(event):
+            look = event
+        else:
+            raise TypeError(f"wait_for: a regular expression, a path or a callable, not {type(event).__name__}")
+        deadline = time.monotonic() + timeout
+        while True:
+            found = look()
+            if found:
+                return found
+            if self.poll() is not None:
+                return look() or None
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise subprocess.TimeoutExpired(self.args, timeout, *self.output())
+            select.select([self.conn], [], [], min(interval, left))  # wakes at once when the command ends
 
     def output(self, text: bool = True) -> tuple:
         return _read(self.paths["stdout"], text), _read(self.paths["stderr"], text)

@@ -5,9 +5,9 @@ TensorFlow's in-memory filesystem lives in one process, so the chain runs in-pro
 
     python tests/ram_chain.py phase1 SHARED_DATA_DIR
         copies the inputs (a few text files, the SentencePiece model, a cut of MRPC, the ALBERT config) into
-        ram://, runs create_pretraining_data, then run_pretraining with a watchdog thread that waits for a
-        checkpoint, writes a consistent snapshot of the whole ram:// tree to stdout and SIGKILLs its own process
-        in the middle of training.
+        ram://, runs create_pretraining_data, then run_pretraining with a watchdog thread that waits for the
+        first checkpoint (the trainer's on_checkpoint event), writes a consistent snapshot of the whole ram:// tree
+        to stdout while training goes on and SIGKILLs its own process in the middle of training.
     python tests/ram_chain.py phase2 < snapshot
         restores the snapshot into its own ram://, resumes run_pretraining to the end, runs run_classifier from the
         pretraining checkpoint (train, eval, export), loads the export from ram:// and answers two raw sentence
@@ -27,7 +27,6 @@ import signal
 import struct
 import sys
 import threading
-import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:
@@ -183,18 +182,16 @@ def create_records() -> dict:
     return summary["counts"]
 
 
-def watchdog(stream, done: threading.Event) -> None:
-    """Wait for the first recorded checkpoint, snapshot the ram:// tree to ``stream``, then kill -9 this process."""
-    import tensorflow as tf
-
-    deadline = time.time() + 600
-    while time.time() < deadline and not done.is_set():
-        if tf.io.gfile.glob(f"{PRETRAIN_DIR}/ckpt-*.index") and tf.train.latest_checkpoint(PRETRAIN_DIR):
-            tree = consistent_snapshot()
-            write_snapshot(stream, tree)
-            stream.close()
-            os.kill(os.getpid(), signal.SIGKILL)
-        time.sleep(0.005)
+def watchdog(stream, checkpointed: threading.Event) -> None:
+    """Wait for the first checkpoint to be recorded (the trainer's ``on_checkpoint``, called once the checkpoint and
+    the state file naming it are written), snapshot the ram:// tree to ``stream`` while training goes on, then
+    kill -9 this process."""
+    if not checkpointed.wait(timeout=600):  # a bound that only a hang reaches
+        return
+    tree = consistent_snapshot()
+    write_snapshot(stream, tree)
+    stream.close()
+    os.kill(os.getpid(), signal.SIGKILL)
 
 
 def phase1(shared: str) -> None:
@@ -204,11 +201,11 @@ def phase1(shared: str) -> None:
     from albert_tf.tasks import pretraining
     from albert_tf.tasks.pretraining.task import run as run_pretraining
 
-    done = threading.Event()
-    thread = threading.Thread(target=watchdog, args=(stream, done), daemon=True)
+    checkpointed = threading.Event()
+    thread = threading.Thread(target=watchdog, args=(stream, checkpointed), daemon=True)
     thread.start()
-    run_pretraining(pretraining.make_config(**PRETRAIN), log=lambda m: print(m, file=sys.stderr, flush=True))
-    done.set()
+    run_pretraining(pretraining.make_config(**PRETRAIN), log=lambda m: print(m, file=sys.stderr, flush=True),
+                    on_checkpoint=lambda step: checkpointed.set())
     raise SystemExit("phase 1: training finished before the watchdog killed it")
 
 

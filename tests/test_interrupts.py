@@ -1,23 +1,32 @@
 """Ctrl-C and SIGTERM: one line, exit 130 / 143, nothing half-written, and the same command then finishes the job.
 
 The module's rules in-process (a signal held inside ``deferred`` and raised at its end, a second one at once, the
-message), then SIGINT at ten random moments of ``run_pretraining``, ``run_squad`` and ``create_pretraining_data``
-through the real command lines: start-up (TensorFlow importing), feature building, training, checkpoint saves.
+message), then SIGINT at five moments of ``run_pretraining`` and of ``run_squad`` and ten of
+``create_pretraining_data`` through the real command lines: start-up (TensorFlow importing), data and model
+building, training, checkpoint saves, the worker pool, the records written.
+
+Each moment is an event of the command, most of them picked at random among the reference run's: a library loaded
+(read from ``/proc/<pid>/maps``), its signal handlers in place (``SigCgt``), the output folder's lock taken, a
+progress line, a checkpoint's files, a child process, the partial records' size. The signal is sent when the event
+happens; every wait is bounded by a timeout that only a hang reaches. A moment of start-up runs the command in a
+fresh interpreter; the others run through the fork server (``tests/commands.py``), except create_pretraining_data's,
+which stops differently where TensorFlow is loaded (see its test).
 """
 
 from __future__ import annotations
 
 import glob
+import json
 import os
 import random
 import re
-import select
 import shutil
 import signal
 import subprocess
 import sys
 import time
 
+import commands
 import numpy as np
 import pytest
 from bad_inputs import fixtures
@@ -203,6 +212,38 @@ def test_a_graph_execution_error_is_told_by_its_own_message():
 
 
 # --------------------------------------------------------------------------------------- the real commands
+#: Bounds every wait on a command; only a hang reaches it (a busy machine makes a test slower, never red).
+TIMEOUT = 600
+#: How often a wait looks for its event (a line, a file, a child process, a library loaded).
+LOOK_S = 0.005
+
+#: A command run through the fork server as ``python script.py ARGS`` runs it. The server imported albert_tf.cli,
+#: whose import installs the Ctrl-C and SIGTERM handlers, before it forked, and the child starts with Python's own
+#: handlers: this installs them again, as that import does in a fresh interpreter. stdout is line-buffered (what
+#: PYTHONUNBUFFERED=1 does; the server cannot take it), so a progress line is in the capture file once printed.
+AS_SCRIPT = """\
+import os, runpy, sys
+sys.stdout.reconfigure(line_buffering=True)
+from albert_tf import interrupts
+interrupts.install()
+sys.argv = sys.argv[1:]
+sys.path[0] = os.path.dirname(sys.argv[0])
+runpy.run_path(sys.argv[0], run_name="__main__")
+"""
+
+
+def start_script(script, args):
+    """``python <ROOT>/<script> ARGS`` through the fork server (:data:`AS_SCRIPT`): a :class:`commands.Command`."""
+    return commands.Command(["-c", AS_SCRIPT, os.path.join(ROOT, script), *map(str, args)], env=command_env(),
+                            cwd=ROOT)
+
+
+def command_env():
+    """The environment of a command, read now: the fork server refuses a start-up variable that differs from its
+    own, and an import (scikit-learn's) sets one in this process after this module was imported."""
+    return dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", PYTHONHASHSEED="0")
+
+
 @pytest.fixture(scope="module")
 def inputs(tmp_path_factory):
     return fixtures.build(tmp_path_factory.mktemp("interrupt_inputs"))
@@ -213,53 +254,115 @@ def _command(script, args):
 
 
 def _complete(script, args):
-    result = subprocess.run(_command(script, args), capture_output=True, text=True, env=ENV, cwd=ROOT, timeout=900)
+    result = commands.run([os.path.join(ROOT, script), *args], env=command_env(), cwd=ROOT, timeout=900)
     assert result.returncode == 0, result.stderr[-3000:]
     return result
 
 
-def _interrupt(script, args, tmp, seconds=None, at_step=None, reference=False):
-    """Run the command and SIGINT it: ``seconds`` after its start (or at its first progress line, if sooner); or,
-    with ``at_step=(target, fraction)``, once its progress reaches step ``target`` (lines ``step N/T``), ``fraction``
-    of the last loop's duration later, so that the signal lands inside a loop or a save however fast the machine is at
-    the moment; ``reference``: read the progress, send nothing. Returns (exit status, stdout, stderr, (seconds to the
-    first progress line, seconds to the end))."""
-    env = dict(ENV, PYTHONUNBUFFERED="1")
-    with open(tmp / "stderr.txt", "w+", encoding="utf-8") as err:
-        start = time.time()
-        proc = subprocess.Popen(_command(script, args), stdout=subprocess.PIPE, stderr=err, text=True, env=env,
-                                cwd=ROOT)
-        lines, first_step, signal_now = [], None, False
-        if at_step is None and not reference:
-            if seconds is not None:
-                # At ``seconds``, or at the first line on stdout (progress: training has begun) if that comes first,
-                # so that a moment taken from a slower run of the command still lands before this run's end.
-                select.select([proc.stdout], [], [], seconds)
-                signal_now = True
-        else:
-            last = None
-            for line in proc.stdout:
-                lines.append(line)
-                found = re.match(r"step (\d+)/(\d+) ", line)
-                if not found:
-                    continue
-                now = time.time()
-                first_step = first_step or now - start
-                if reference:
-                    break
-                target, fraction = at_step
-                if int(found.group(1)) >= target:
-                    time.sleep(fraction * (now - last if last else 0.0))
-                    signal_now = True
-                    break
-                last = now
-        if signal_now and proc.poll() is None:
-            proc.send_signal(signal.SIGINT)
-        lines.append(proc.stdout.read())
-        proc.wait(timeout=600)
-        elapsed = time.time() - start
-        err.seek(0)
-        return proc.returncode, "".join(lines), err.read(), (first_step, elapsed)
+# ------------------------------------------------------------------ events of a process, read from /proc
+def handlers_installed(pid):
+    """Whether process ``pid`` has albert-tf's signal handlers in place: it catches SIGTERM (Python leaves SIGTERM
+    at its default; :func:`albert_tf.interrupts.install` routes it and Ctrl-C to the one-line stop)."""
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii") as f:
+            caught = next(int(line.split()[1], 16) for line in f if line.startswith("SigCgt:"))
+    except (OSError, StopIteration):
+        return False
+    return bool(caught >> (signal.SIGTERM - 1) & 1)
+
+
+def _maps(pid):
+    try:
+        with open(f"/proc/{pid}/maps", encoding="utf-8", errors="replace") as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
+def _libraries(pid):
+    """The shared objects process ``pid`` has loaded so far (each appears in its memory map as it is loaded)."""
+    found = (line.split(None, 5) for line in _maps(pid).splitlines())
+    return {fields[5] for fields in found if len(fields) == 6 and ".so" in fields[5]}
+
+
+def children(pid):
+    """How many processes ``pid`` has started that still run (a pool's workers, multiprocessing's resource
+    tracker)."""
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+        count = 0
+        for task in tasks:
+            with open(f"/proc/{pid}/task/{task}/children", encoding="ascii") as f:
+                count += len(f.read().split())
+        return count
+    except OSError:  # the process or one of its threads has ended
+        return 0
+
+
+class _Fresh:
+    """The command in a fresh interpreter (``subprocess``: a signal during its start-up, TensorFlow importing, is
+    only that there), stdout and stderr to files of ``folder``; as a context, killed on the way out if it still
+    runs (a failed check)."""
+
+    def __init__(self, script, args, folder):
+        folder.mkdir(parents=True, exist_ok=True)
+        self.stdout, self.stderr = folder / "stdout.txt", folder / "stderr.txt"
+        with open(self.stdout, "w") as out, open(self.stderr, "w") as err:
+            self.proc = subprocess.Popen(_command(script, args), stdout=out, stderr=err, cwd=ROOT,
+                                         env=dict(ENV, PYTHONUNBUFFERED="1"))
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+    def wait_for(self, happened):
+        """Look at ``happened()`` every LOOK_S until it is true (returned) or the command has ended (None)."""
+        deadline = time.monotonic() + TIMEOUT
+        while self.proc.poll() is None:
+            found = happened()
+            if found:
+                return found
+            assert time.monotonic() < deadline, f"the command's event did not come in {TIMEOUT} s"
+            try:
+                self.proc.wait(LOOK_S)  # returns at once if the command ends
+            except subprocess.TimeoutExpired:
+                pass
+        return happened() or None
+
+    def printed(self):
+        return self.stdout.stat().st_size > 0
+
+    def finish(self, signum=None):
+        """Send ``signum`` (unless the command has ended) and wait for the end: (exit status, stdout, stderr)."""
+        if signum is not None and self.proc.poll() is None:
+            self.proc.send_signal(signum)
+        code = self.proc.wait(TIMEOUT)
+        return code, self.stdout.read_text(), self.stderr.read_text()
+
+
+def _reference(script, args, folder):
+    """The command uninterrupted in a fresh interpreter: (exit status, stdout, stderr, its start-up events), the
+    events being the libraries it loaded from the moment its signal handlers were in place until its first line on
+    stdout (TensorFlow's and the rest of the stack's, for a training command)."""
+    with _Fresh(script, args, folder) as run:
+        run.wait_for(lambda: handlers_installed(run.proc.pid))
+        before = _libraries(run.proc.pid)
+        run.wait_for(run.printed)
+        loaded = _libraries(run.proc.pid) - before
+        return (*run.finish(), sorted(loaded))
+
+
+def _interrupt_at_startup(script, args, folder, library):
+    """SIGINT the command, a fresh interpreter, during its start-up: once its handlers are in place and it has loaded
+    ``library`` (None: at once then), or at its first line on stdout should ``library`` not come before it."""
+    with _Fresh(script, args, folder) as run:
+        run.wait_for(lambda: handlers_installed(run.proc.pid) and (
+            library is None or run.printed() or library in _maps(run.proc.pid)))
+        return run.finish(signal.SIGINT)
 
 
 def _check_clean_stop(code, out, err, folder):
@@ -293,44 +396,104 @@ def _same_checkpoints(a, b):
         np.testing.assert_array_equal(value, theirs[key], err_msg=key)
 
 
-def _chain(script, args, tmp, final, total, loop, seed):
-    """The reference run uninterrupted; then ten runs of the same command, each stopped by SIGINT: three during
-    start-up (a random moment before the reference run's first progress line, or at this run's own first one if that
-    comes sooner), seven at a random step of the first half of the ``total`` (progress every ``loop`` steps), a random
-    part of a loop after that step's progress line; then the same command to the end, whose checkpoint must equal the
-    reference's. Moments are steps (or capped by them), not bare seconds, so a machine that is busier during the
-    reference run than during the rest still stops every run before its end; and as no stop passes the middle, no run
-    resumes from a checkpoint so near the end that the rest of it could finish before the signal lands."""
-    code, _, err, (first_step, _) = _interrupt(script, args(tmp / "ref"), tmp, reference=True)
-    assert code == 0 and first_step, err[-3000:]
-    rng = random.Random(seed)
-    lines = []
-    for i in range(10):
-        if i < 3:
-            code, out, err, _ = _interrupt(script, args(tmp / "out"), tmp, seconds=rng.uniform(0.3, first_step))
+# ------------------------------------------------------------------ training commands
+_STEP = re.compile(r"^step (\d+)/\d+ ", re.MULTILINE)
+_SAVED = re.compile(r"saved checkpoint \S*ckpt-(\d+)$", re.MULTILINE)
+
+
+def training_events(stdout, folder, before=()):
+    """A training run's events so far, as keys in the order they come: its progress lines ``step N/T`` (N, 0) and
+    the checkpoints it has written, ``ckpt-N.index`` in ``folder`` not among ``before`` (N, 1): the save follows
+    the line of its step."""
+    keys = [(int(n), 0) for n in _STEP.findall(stdout)]
+    for path in glob.glob(os.path.join(folder, "ckpt-*.index")):
+        if path not in before:
+            keys.append((int(path[: -len(".index")].rsplit("-", 1)[1]), 1))
+    return keys
+
+
+def holds_lock(pid, folder):
+    """Whether process ``pid`` holds the run lock of ``folder`` (its ``run.lock`` names it): a training command
+    takes it before it builds its data and model (and traces its training step)."""
+    try:
+        with open(os.path.join(folder, "run.lock"), encoding="utf-8") as f:
+            return json.load(f).get("pid") == pid
+    except (OSError, ValueError):  # not there, or being written
+        return False
+
+
+def _interrupt_in_training(script, args, folder, target):
+    """SIGINT the command (through the fork server) at the reference run's event ``target``, or at the first later
+    one this run reaches (a resumed run starts after its checkpoint): right after its progress line ``step N/T``,
+    key (N, 0), so that the signal lands in the next loop or in the save that follows; or as its ckpt-N.index
+    appears, key (N, 1), in the middle of the save (the state file naming it comes next). ``target`` None: once it
+    holds the folder's lock (it builds its data and model and traces its training step next)."""
+    before = set(glob.glob(os.path.join(folder, "ckpt-*.index")))
+    command = start_script(script, args)
+    try:
+        if target is None:
+            command.wait_for(lambda: holds_lock(command.pid, folder), TIMEOUT)
         else:
-            at = (rng.randrange(loop, total // 2), rng.uniform(0.0, 0.8))
-            code, out, err, _ = _interrupt(script, args(tmp / "out"), tmp, at_step=at)
-        lines.append(_check_clean_stop(code, out, err, str(tmp / "out")))
+            command.wait_for(lambda: any(key >= target for key in training_events(command.output()[0], folder,
+                                                                                  before)), TIMEOUT)
+        command.send_signal(signal.SIGINT)
+        code = command.wait(TIMEOUT)
+        out, err = command.output()
+    finally:
+        command.close()
+    return code, out, err
+
+
+def _chain(script, args, tmp, final, total, seed):
+    """The reference run uninterrupted (a fresh interpreter); then five runs of the same command, each stopped by
+    SIGINT at an event, one in each state a run passes through, the events drawn at random among the reference
+    run's: two during start-up, in a fresh interpreter (once its handlers are in place, and as it loads one of the
+    libraries the reference loaded then: TensorFlow and the rest of the stack importing); one as it builds its data
+    and model (once it holds the output folder's lock); two during training, in the order they came: after a
+    progress line that follows the first save (the signal lands in the next loop, or in the save that follows), and
+    as a checkpoint's files appear (in the middle of a save). Training moments are in the first half of the
+    ``total`` steps, so that no run resumes from a checkpoint so near the end that the rest could finish before the
+    signal lands. The last three run through the fork server (TensorFlow imported already). Then the same command
+    to the end, whose checkpoint must equal the reference's."""
+    code, out, err, libraries = _reference(script, args(tmp / "ref"), tmp / "logs" / "ref")
+    assert code == 0, err[-3000:]
+    assert libraries, "the reference run loaded no library between its handlers and its first progress line"
+    saves = [(int(n), 1) for n in _SAVED.findall(err) if int(n) < total // 2]  # the checkpoints it logged
+    assert saves, err[-2000:]
+    lines = [key for key in training_events(out, str(tmp / "ref")) if key[1] == 0 and saves[0][0] < key[0] < total // 2]
+    assert lines, out[-2000:]
+    rng = random.Random(seed)
+    startup = [None, rng.choice(libraries)]
+    # In the order they come, so that each run has training of its own left before its moment.
+    training = [None, *sorted([rng.choice(lines), rng.choice(saves)])]
+    stops = []
+    for i, library in enumerate(startup):
+        code, out, err = _interrupt_at_startup(script, args(tmp / "out"), tmp / "logs" / str(i), library)
+        stops.append(_check_clean_stop(code, out, err, str(tmp / "out")))
+    for target in training:
+        code, out, err = _interrupt_in_training(script, args(tmp / "out"), str(tmp / "out"), target)
+        stops.append(_check_clean_stop(code, out, err, str(tmp / "out")))
     _complete(script, args(tmp / "out"))
     _same_checkpoints(str(tmp / "ref" / final), str(tmp / "out" / final))
-    return lines
+    return stops
 
 
 @pytest.mark.slow
-def test_run_pretraining_sigint_at_ten_moments_resumes_to_the_same_weights(tmp_path, inputs):
+def test_run_pretraining_sigint_at_five_moments_resumes_to_the_same_weights(tmp_path, inputs):
     def args(out):
         return [f"--albert_config_file={inputs['config']}", f"--input_file={inputs['records']}",
                 f"--output_dir={out}", "--max_seq_length=32", "--max_predictions_per_seq=5", "--train_batch_size=8",
                 "--num_train_steps=600", "--steps_per_loop=5", "--save_checkpoints_steps=50", "--num_warmup_steps=0"]
 
-    lines = _chain("run_pretraining.py", args, tmp_path, "ckpt-600", total=600, loop=5, seed=0)
+    # 600 steps (a few ms each): a stop at step 300 at the latest leaves the run a second or more of training, so a
+    # test process that a busy machine schedules late still signals it before its end.
+    lines = _chain("run_pretraining.py", args, tmp_path, "ckpt-600", total=600, seed=0)
     assert any(" at step " in line and "the last checkpoint is step" in line for line in lines), lines
     assert all(line.endswith("run the same command to resume") for line in lines)
 
 
 @pytest.mark.slow
-def test_run_squad_sigint_at_ten_moments_resumes_to_the_same_weights(tmp_path, inputs):
+def test_run_squad_sigint_at_five_moments_resumes_to_the_same_weights(tmp_path, inputs):
     def args(out):
         return [f"--train_file={inputs['squad']}/train.json", f"--output_dir={out}",
                 f"--albert_config_file={inputs['config']}", f"--spm_model_file={inputs['spm']}",
@@ -338,45 +501,120 @@ def test_run_squad_sigint_at_ten_moments_resumes_to_the_same_weights(tmp_path, i
                 "--do_train", "--train_step=1200", "--train_batch_size=4", "--save_checkpoints_steps=120",
                 "--iterations_per_loop=20", "--warmup_step=0"]
 
-    # 1,200 steps (~5 s of training for this model, ~4 ms a step): a stop at step 600 at the latest leaves the run
-    # seconds of work, so a test process that a busy machine schedules late still signals before the run ends (at
-    # 300 steps it had under a second: CI saw runs finish first).
-    lines = _chain("run_squad.py", args, tmp_path, "ckpt-1200", total=1200, loop=20, seed=1)
+    # 1,200 steps (~4 ms each): a stop at step 600 at the latest leaves the run seconds of work (at 300 steps it had
+    # under a second: CI saw runs finish first, when the moments were times).
+    lines = _chain("run_squad.py", args, tmp_path, "ckpt-1200", total=1200, seed=1)
     assert any(" at step " in line for line in lines), lines
+
+
+# ------------------------------------------------------------------ create_pretraining_data
+#: The advice that ends create_pretraining_data's last line after a Ctrl-C once its own code runs.
+AGAIN = "nothing was published (the records appear only complete); run the same command to start again"
+RECORD_EVENTS = ("start", "child", "workers", "bytes", "published")
+
+
+def records_event(pid, out, kind, size=0):
+    """A predicate: whether create_pretraining_data (process ``pid``, writing into the folder ``out``) has reached its
+    event ``kind``. Its events, in the order they come: "start" (at once), "child" and "workers" (its first and its
+    second child process run: multiprocessing's resource tracker and the pool's workers, while the chunks are
+    processed), "bytes" (a child has run, and the hidden partial shards hold ``size`` bytes: the shuffled records
+    are being written), "published" (a shard is under its final name; where a whole set was there already, its
+    sidecar has been removed or replaced)."""
+    seen_child = False
+    sidecar = os.path.join(out, "train.tfrecord.json")
+
+    def stamp():
+        try:
+            st = os.stat(sidecar)
+        except OSError:
+            return None
+        return st.st_ino, st.st_mtime_ns
+
+    first = stamp()
+
+    def partial_bytes():
+        total = 0
+        for path in glob.glob(os.path.join(out, ".*.partial")):
+            try:
+                total += os.path.getsize(path)
+            except OSError:  # renamed meanwhile
+                pass
+        return total
+
+    def happened():
+        nonlocal seen_child
+        if kind == "start":
+            return True
+        running = children(pid)
+        seen_child = seen_child or running > 0
+        if kind == "child":
+            return running >= 1
+        if kind == "workers":
+            return running >= 2
+        if kind == "bytes":
+            return seen_child and partial_bytes() >= size
+        if first is None:
+            return bool(glob.glob(os.path.join(out, "train.tfrecord-*")))
+        return stamp() != first
+
+    return happened
+
+
+def records_moments(rng, n, size, kinds=RECORD_EVENTS):
+    """``n`` events of create_pretraining_data picked at random: a kind, and for "bytes" a size under the whole
+    records' ``size``."""
+    picked = []
+    for _ in range(n):
+        kind = rng.choice(kinds)
+        picked.append((kind, rng.randrange(1, size) if kind == "bytes" else 0))
+    return picked
 
 
 @pytest.mark.slow
 def test_create_pretraining_data_sigint_at_ten_moments_then_the_same_records(tmp_path, inputs):
+    """Every run in a fresh interpreter: without TensorFlow loaded (create_pretraining_data on local paths never
+    imports it) a Ctrl-C ends the command by SystemExit, so that multiprocessing's finalizers run; in a child of the
+    fork server, where TensorFlow is loaded, it would end by os._exit (and the resource tracker would report the
+    pool's semaphores as leaked)."""
     def args(out):
         return [f"--input_file={inputs['corpus']}", f"--output_file={out}/train.tfrecord@3",
                 f"--spm_model_file={inputs['spm']}", "--max_seq_length=64", "--max_predictions_per_seq=10",
-                "--dupe_factor=6", "--num_workers=2", "--chunk_size_mb=0.02"]
+                "--dupe_factor=3", "--num_workers=2", "--chunk_size_mb=0.02"]
 
-    code, _, err, (_, duration) = _interrupt("create_pretraining_data.py", args(tmp_path / "ref"), tmp_path)
+    script = "create_pretraining_data.py"
+    code, _, err, libraries = _reference(script, args(tmp_path / "ref"), tmp_path / "logs" / "ref")
     assert code == 0, err[-3000:]
     reference = {name: (tmp_path / "ref" / name).read_bytes() for name in os.listdir(tmp_path / "ref")}
     assert len(reference) == 4  # 3 shards + the sidecar
+    size = sum(len(data) for name, data in reference.items() if not name.endswith(".json"))
     out = tmp_path / "out"
-    stopped = 0
     rng = random.Random(2)
-    for _ in range(10):
-        code, stdout, stderr, (_, elapsed) = _interrupt("create_pretraining_data.py", args(out), tmp_path,
-                                                        seconds=rng.uniform(0.3, duration))
-        if code == 130:
-            line = _check_clean_stop(code, stdout, stderr, str(out))
-            assert line.endswith("nothing was published (the records appear only complete); run the same command "
-                                 "to start again"), line
-            stopped += 1
+    # Three moments during start-up (as it loads a library the reference loaded after its handlers were in place),
+    # seven once it works: while the pool starts and works, while the records are written.
+    moments = [("startup", rng.choice([None, *libraries])) for _ in range(3)]
+    moments += records_moments(rng, 7, size, kinds=("child", "workers", "bytes"))
+    for i, (kind, detail) in enumerate(moments):
+        if kind == "startup":
+            code, stdout, stderr = _interrupt_at_startup(script, args(out), tmp_path / "logs" / str(i), detail)
         else:
-            assert code == 0, stderr[-3000:]  # the signal came after the end
+            with _Fresh(script, args(out), tmp_path / "logs" / str(i)) as run:
+                later = records_event(run.proc.pid, str(out), kind, detail)
+                run.wait_for(lambda: handlers_installed(run.proc.pid) and later())  # noqa: B023 - used in this pass
+                code, stdout, stderr = run.finish(signal.SIGINT)
+        if code == 0:  # only a signal sent as the last bytes were written can come after the end
+            assert kind == "bytes", (kind, stderr[-3000:])
+        else:
+            line = _check_clean_stop(code, stdout, stderr, str(out))
+            if kind == "startup":  # before the command's own code: the line of any command
+                assert line == "interrupted; run the same command to resume" or line.endswith(AGAIN), line
+            else:
+                assert line.endswith(AGAIN), line
         # Nothing hidden is left, and a file under a final name is the whole file of the reference.
         for name in os.listdir(out) if out.exists() else []:
             assert (out / name).read_bytes() == reference.get(name), name
-        if code == 0:  # the machine is faster now than during the reference: later moments scale to this run
-            duration = min(duration, elapsed)
+        if code == 0:
             shutil.rmtree(out)
-    assert stopped >= 6
-    _complete("create_pretraining_data.py", args(out))
+    _complete(script, args(out))
     assert {n: (out / n).read_bytes() for n in os.listdir(out)} == reference
 
 

@@ -177,7 +177,7 @@ def serve(path: str) -> None:
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     server.bind(path)
     server.listen(16)
-    print("ready", flush=True)
+    print("ready", json.dumps(dict(os.environ)), flush=True)  # with what its imports set (scikit-learn, KMP_*)
     while True:
         if sys.stdin in select.select([server, sys.stdin], [], [])[0]:
             return  # stdin closed: the test process that started the server has ended, however it ended
@@ -200,12 +200,17 @@ class _Server:
     def __init__(self) -> None:
         self.folder = tempfile.mkdtemp(prefix="albert-tf-commands-")
         self.path = os.path.join(self.folder, "server.sock")
-        self.env = {**os.environ, **SERVER_ENV}
+        started = {**os.environ, **SERVER_ENV}
         self.process = subprocess.Popen([sys.executable, __file__, self.path], stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, env=self.env, text=True)
+                                        stdout=subprocess.PIPE, env=started, text=True)
         line = self.process.stdout.readline()  # the event: the server prints "ready" once it listens
-        if line.strip() != "ready":
+        if not line.startswith("ready "):
             raise RuntimeError(f"the command server did not start (exit status {self.process.poll()})")
+        #: The server's environment once its imports are done, and the variables those imports set themselves
+        #: (importing tensorflow_text loads scikit-learn, which sets KMP_DUPLICATE_LIB_OK): a test process sets
+        #: them too once it imports the same library, and a request without them changes nothing that was read.
+        self.env = json.loads(line[len("ready "):])
+        self.set_by_imports = {name for name in self.env if name not in started}
         self.lock = threading.Lock()
 
     def close(self) -> None:
@@ -242,6 +247,8 @@ class Command:
         for name in sorted(set(env) | set(server.env)):
             if name in SERVER_ENV and name not in env:
                 continue  # unset: the server's fixed value is one a fresh interpreter could have drawn
+            if name in server.set_by_imports and name not in env:
+                continue  # set by a library the server imported, not by the test
             if name == "PYTHONPATH" and _only_this_checkout(env[name]):
                 continue  # the checkout the server imported albert-tf from: already first on its path
             if name.startswith(STARTUP_ENV_PREFIXES) and env.get(name) != server.env.get(name):

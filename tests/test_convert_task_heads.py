@@ -1,11 +1,11 @@
 """Conversions keep a fine-tuned model's task head, or refuse to drop it without ``--encoder_only``.
 
-For each task (classifier, regression, SQuAD v1, SQuAD v2, RACE, tagging) a short real fine-tuning run is converted
-from its checkpoint to every other format and back; the model read back must give the run's outputs, hold the same
-variables and, for the tagger, the same tag names (a Hugging Face folder keeps them in ``id2label``). The Hugging
-Face output is checked with transformers' own task class where transformers has one (SQuAD v2's head has none:
-refused, or written as ``AlbertModel`` with ``--encoder_only``); keras-hub holds the classifier and regression heads
-(``AlbertTextClassifier``) and refuses the others.
+For each task (classifier, regression, SQuAD v1, SQuAD v2, RACE, tagging) a short real fine-tuning run (the
+session's, ``tests/artefacts.py``) is converted from its checkpoint to every other format and back; the model read
+back must give the run's outputs, hold the same variables and, for the tagger, the same tag names (a Hugging Face
+folder keeps them in ``id2label``). The Hugging Face output is checked with transformers' own task class where
+transformers has one (SQuAD v2's head has none: refused, or written as ``AlbertModel`` with ``--encoder_only``);
+keras-hub holds the classifier and regression heads (``AlbertTextClassifier``) and refuses the others.
 """
 
 from __future__ import annotations
@@ -14,10 +14,11 @@ import json
 import pathlib
 import subprocess
 import sys
+import zipfile
 
+import artefacts
 import numpy as np
 import pytest
-from conftest import shared_path, write_small_config
 
 from albert_tf.checkpoints import CheckpointError
 from albert_tf.checkpoints.convert import convert
@@ -29,70 +30,20 @@ from albert_tf.tasks.registry import task_heads
 pytestmark = pytest.mark.slow
 
 HEADS = tuple(task_heads())
-TASKS = ("classifier", "regression", "squad_v1", "squad_v2", "race", "tagging")
+TASKS = artefacts.RUN_TASKS  # classifier, regression, squad_v1, squad_v2, race, tagging
 #: The transformers class of each head (None: transformers has none).
 TRANSFORMERS = {"classifier": "AlbertForSequenceClassification", "regression": "AlbertForSequenceClassification",
                 "squad_v1": "AlbertForQuestionAnswering", "squad_v2": None, "race": "AlbertForMultipleChoice",
                 "tagging": "AlbertForTokenClassification"}
 KERAS_HUB = ("classifier", "regression")
-SEQ = 64
-
-
-def _fine_tune(task: str, root: pathlib.Path) -> str:
-    """A two-step fine-tuning run of ``task`` on real data; returns its last checkpoint."""
-    config = write_small_config(root / "albert_config_small.json")
-    spm = str(shared_path("spm", "30k-clean.model"))
-    out = root / task
-    common = dict(albert_config_file=config, spm_model_file=spm, output_dir=str(out), do_train=True)
-    if task in ("classifier", "regression"):
-        from albert_tf.tasks import glue
-        from albert_tf.tasks.glue.task import run
-
-        run(glue.make_config(data_dir=str(shared_path("glue")), task_name="MRPC" if task == "classifier" else "STS-B",
-                             max_seq_length=SEQ, train_batch_size=8, learning_rate=1e-3, train_step=2,
-                             save_checkpoints_steps=2, cached_dir=str(root / f"cache_{task}"), **common))
-    elif task.startswith("squad"):
-        from albert_tf.evaluation.squad_metrics import answerable_subset
-        from albert_tf.tasks import squad
-        from albert_tf.tasks.squad.task import run
-
-        data = json.loads(shared_path("squad", "dev-v2.0-subset-a.json").read_text())
-        v2 = task == "squad_v2"
-        train = root / f"{task}.json"
-        train.write_text(json.dumps(data if v2 else {"version": "1.1", "data": answerable_subset(data["data"])}))
-        run(squad.make_config(train_file=str(train), version_2_with_negative=v2, max_seq_length=SEQ, doc_stride=32,
-                              max_query_length=16, num_train_steps=2, train_batch_size=8, learning_rate=1e-3,
-                              save_checkpoints_steps=2, steps_per_loop=1, **common))
-    elif task == "tagging":
-        from albert_tf.tasks import tagging
-        from albert_tf.tasks.tagging.task import run
-
-        sentences = shared_path("ner", "wnut17", "wnut17train.conll").read_text("utf-8").split("\n\n")[:32]
-        train = root / "wnut17_head.conll"
-        train.write_text("\n\n".join(sentences) + "\n\n", encoding="utf-8")
-        run(tagging.make_config(train_file=str(train), max_seq_length=SEQ, num_train_steps=2, train_batch_size=8,
-                                learning_rate=1e-3, save_checkpoints_steps=2, **common))
-    else:
-        from albert_tf.tasks import race
-        from albert_tf.tasks.race.task import run
-
-        run(race.make_config(data_dir=str(shared_path("race")), max_seq_length=SEQ, max_qa_length=16,
-                             num_train_steps=2, train_batch_size=4, learning_rate=1e-3, save_checkpoints_steps=2,
-                             steps_per_loop=1, **common))
-    return str(out / "ckpt-2")
+SEQ = artefacts.RUN_SEQ
 
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
-    root = tmp_path_factory.mktemp("runs")
-    made: dict[str, str] = {}
-
-    def get(task: str) -> str:
-        if task not in made:
-            made[task] = _fine_tune(task, root)
-        return made[task]
-
-    return get
+    """``runs(task)``: the last checkpoint of the session's short real fine-tuning run of ``task``
+    (``artefacts.fine_tuned_run``: two steps on real data, read here, never written)."""
+    return lambda task: artefacts.fine_tuned_run(tmp_path_factory, task)
 
 
 def _inputs(task: str) -> dict[str, np.ndarray]:
@@ -137,23 +88,14 @@ def _run_model(ckpt: str):
 
 
 @pytest.mark.parametrize("task", TASKS)
-def test_run_checkpoint_is_read_with_its_head_and_its_run_config(task, runs, tmp_path):
-    """From the checkpoint alone (no --albert_config_file): the run's config and model are found, and an official
-    output holds the head (variables counted in the report)."""
+@pytest.mark.parametrize("middle", ["official", "keras", "huggingface", "keras_hub"])
+def test_converted_there_and_back_gives_the_same_outputs(task, middle, runs, tmp_path):
+    """From the run's checkpoint alone (no albert_config_file: the run's config and model are found) to ``middle``
+    and back. The official output holds the head: the conversion's report counts every variable of the task model,
+    head included."""
     ckpt = runs(task)
     model = _run_model(ckpt)
     assert type(model).__name__ != "AlbertEncoder"
-    logs = []
-    convert(ckpt, "albert_tf", str(tmp_path / "o" / "model.ckpt"), "official", heads=HEADS, log=logs.append)
-    n = len(model_official_arrays(model))
-    assert f"loaded {n}, missing 0, unused 0" in logs[0]
-
-
-@pytest.mark.parametrize("task", TASKS)
-@pytest.mark.parametrize("middle", ["official", "keras", "huggingface", "keras_hub"])
-def test_converted_there_and_back_gives_the_same_outputs(task, middle, runs, tmp_path):
-    ckpt = runs(task)
-    model = _run_model(ckpt)
     want = _outputs(model, task)
     count = len(model_official_arrays(model))
     fmt, there = {"official": ("official", tmp_path / "o" / "model.ckpt"), "keras": ("albert_tf", tmp_path / "m.keras"),
@@ -171,7 +113,10 @@ def test_converted_there_and_back_gives_the_same_outputs(task, middle, runs, tmp
         assert result.dropped and any(f"left out (--encoder_only): {len(result.dropped)} head variables" in line
                                       for line in logs)
         return
-    convert(ckpt, "albert_tf", str(there), fmt, heads=HEADS, log=lambda line: None)
+    logs = []
+    convert(ckpt, "albert_tf", str(there), fmt, heads=HEADS, log=logs.append)
+    if middle == "official":
+        assert f"loaded {count}, missing 0, unused 0" in logs[0], logs[0]
     back = tmp_path / "back" / "ckpt-1"
     logs = []
     convert(str(there), fmt, str(back), "albert_tf", heads=HEADS, log=logs.append)
@@ -210,16 +155,49 @@ def test_transformers_task_class_gives_the_same_logits(task, runs, tmp_path):
     np.testing.assert_allclose(out.logits.numpy(), want["logits"], atol=1e-5)
 
 
-@pytest.mark.parametrize("task", TASKS)
-def test_keras_file_of_each_task_model_converts_in_a_fresh_process(task, runs, tmp_path):
-    """A ``.keras`` task model read by ``albert_convert_checkpoint`` in a new process (nothing imported first)."""
-    ckpt = runs(task)
-    convert(ckpt, "albert_tf", str(tmp_path / "m.keras"), "albert_tf", heads=HEADS, log=lambda line: None)
-    script = pathlib.Path(sys.executable).with_name("albert_convert_checkpoint")
-    argv = [str(script)] if script.exists() else [sys.executable, "-m", "albert_tf.cli.convert_checkpoint"]
-    done = subprocess.run([*argv, "convert", f"--input={tmp_path / 'm.keras'}", "--input_format=albert_tf",
-                           f"--output={tmp_path / 'o' / 'model.ckpt'}", "--output_format=official"],
+#: Run in a new interpreter: the converter's command line (``run_cli``, what ``albert_convert_checkpoint`` runs) on
+#: each ``.keras`` file in turn, noting whether the file's model module was imported before its conversion.
+FRESH = """
+import contextlib, io, json, sys
+
+from albert_tf.cli.convert_checkpoint import run_cli
+
+report = []
+for task, keras_file, output, module in json.loads(sys.argv[1]):
+    before = module in sys.modules
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = run_cli(["albert_convert_checkpoint", "convert", f"--input={keras_file}", "--input_format=albert_tf",
+                        f"--output={output}", "--output_format=official"])
+    report.append({"task": task, "code": code, "imported_before": before, "stdout": out.getvalue(),
+                   "stderr": err.getvalue()})
+json.dump(report, open(sys.argv[2], "w"))
+"""
+
+
+def test_keras_file_of_each_task_model_converts_in_a_fresh_process(runs, tmp_path):
+    """A ``.keras`` task model read by the converter's command line in a new process (nothing imported first): one
+    process converts the six files in turn, and the first file of each task model's module (GLUE's, SQuAD's, RACE's,
+    the tagger's) is read before anything imported that module, so reading the file imports it."""
+    files = []
+    for task in TASKS:
+        convert(runs(task), "albert_tf", str(tmp_path / f"{task}.keras"), "albert_tf", heads=HEADS,
+                log=lambda line: None)
+        module = json.loads(zipfile.ZipFile(tmp_path / f"{task}.keras").read("config.json"))["module"]
+        files.append((task, str(tmp_path / f"{task}.keras"), str(tmp_path / task / "model.ckpt"), module))
+    modules = {module for *_, module in files}
+    assert len(modules) == 4 and all(m.startswith("albert_tf.tasks.") for m in modules), modules
+    script = tmp_path / "fresh.py"
+    script.write_text(FRESH)
+    done = subprocess.run([sys.executable, str(script), json.dumps(files), str(tmp_path / "report.json")],
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
-    count = len(model_official_arrays(_run_model(ckpt)))
-    assert f"loaded {count}" in done.stdout and "Traceback" not in done.stderr
+    report = {r["task"]: r for r in json.loads((tmp_path / "report.json").read_text())}
+    seen = set()
+    for task, _, _, module in files:
+        r = report[task]
+        assert r["code"] == 0, (task, r["stderr"][-3000:])
+        count = len(model_official_arrays(_run_model(runs(task))))
+        assert f"loaded {count}" in r["stdout"] and "Traceback" not in r["stderr"], (task, r)
+        assert r["imported_before"] is (module in seen), (task, module)  # the first file of a module imports it
+        seen.add(module)

@@ -1,4 +1,10 @@
-"""SavedModel export: raw text in, probabilities + label out, loaded through the TF1 session loader TF Serving uses."""
+"""SavedModel export: raw text in, probabilities + label out, loaded through the TF1 session loader TF Serving uses.
+
+The exports are the session's shared ones (``tests/artefacts.py``): a 3-label pair classifier with a threshold, a
+single-sentence regression, and one 2-label classifier exported four ways (length buckets + real tokens, the
+official padding, buckets only, XLA). Every TF1 request of this module goes to one fresh process (``served``).
+Only the command-line test exports (``export_savedmodel.py``, the GLUE task's one command-line run).
+"""
 
 from __future__ import annotations
 
@@ -8,6 +14,7 @@ import re
 import subprocess
 import sys
 
+import artefacts
 import commands
 import numpy as np
 import pytest
@@ -25,88 +32,112 @@ PAIRS = [
     ("Héllo WORLD, it's 1999,2000 — “quoted” ﬁne text.", ""),
     ("Tiếng Việt có dấu.", LONG),
 ]
+LABELS = ["contradiction", "entailment", "neutral"]
+# Bytes that are not UTF-8 are answered as the Python path reads them (each bad byte a U+FFFD).
+BAD = [b"caf\xe9 \xff\xfe ok", b"\xc3\x28 second \x80"]
+# A batch of mixed lengths, all short: the length buckets cut it (to 64), most of its short rows is padding.
+MIXED_A = ["The cat sat on the mat.", "Héllo WORLD, it's 1999,2000.", "", "The quick brown fox jumps " * 12]
+MIXED_B = ["A cat was sitting on a mat.", "", "Only the second segment has text.", "Short."]
+IDS = ("input_ids", "input_mask", "segment_ids")
+
 
 def _softmax(x):
     e = np.exp(x - x.max(-1, keepdims=True))
     return e / e.sum(-1, keepdims=True)
 
 
-def _tiny(num_labels, seq):
-    import keras
+def _tokenizer():
+    from albert_tf.tokenization import FullTokenizer
 
-    from albert_tf.tasks.glue.model import AlbertClassifier
-    from albert_tf.tokenization import AlbertPreprocessor, FullTokenizer
+    return FullTokenizer(spm_model_file=str(shared_path("spm", "30k-clean.model")))
 
-    tokenizer = FullTokenizer(spm_model_file=str(shared_path("spm", "30k-clean.model")))
-    config = AlbertConfig.from_name("albert_tiny").replace(vocab_size=30000)
-    keras.utils.set_random_seed(7)
-    model = AlbertClassifier(config, num_labels=num_labels)
-    model.head.kernel.assign(model.head.kernel * 200.0)  # a larger head: answers differ clearly between inputs
-    return tokenizer, model, AlbertPreprocessor.from_tokenizer(tokenizer, seq)
+
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory, spm_model):
+    """The session's exports by name (``tests/artefacts.py``); this module's tests need the real 30k-clean model
+    (token counts), so they skip where ``../shared`` is absent."""
+    shared_path("spm", "30k-clean.model")
+    return lambda name: artefacts.exports(tmp_path_factory, spm_model, name)
+
+
+def _ids(pre, a, b=None) -> dict:
+    import tensorflow as tf
+
+    inputs = {"text_a": tf.constant(a)} if b is None else {"text_a": tf.constant(a), "text_b": tf.constant(b)}
+    return {k: v.numpy() for k, v in pre(inputs).items() if k in IDS}
+
+
+@pytest.fixture(scope="module")
+def served(shared, tmp_path_factory):
+    """Every TF1 request of this module, answered by one fresh process (TF Serving's loader): ``{name: outputs}``,
+    with the features sent and the Keras references. Named ``<export>-<what>``."""
+    from albert_tf.tokenization import AlbertPreprocessor
+
+    tokenizer = _tokenizer()
+    cls, reg, var = shared("classifier"), shared("regression"), shared("classifier_variants")
+    a, b = [p[0] for p in PAIRS], [p[1] for p in PAIRS]
+    # The classifier: raw text, the Python pipeline's features (token ids, tf.Example records), bad bytes, bad batch.
+    proc = glue.get_processor("mnli")
+    py = [glue.convert_example(glue.InputExample(str(i), x, y, None), proc, cls.seq, tokenizer)
+          for i, (x, y) in enumerate(PAIRS)]
+    ids_feeds = {k: [getattr(f, k) for f in py] for k in IDS}
+    examples = [as_json_text(glue._serialize(f, False)) for f in py]
+    replaced = [x.decode("utf-8", "replace") for x in BAD]
+    path = cls.path()
+    requests = [
+        {"name": "cls-text", "dir": path, "signature": "serving_default", "feeds": {"text_a": a, "text_b": b}},
+        {"name": "cls-ids", "dir": path, "signature": "serve_token_ids", "feeds": ids_feeds},
+        {"name": "cls-examples", "dir": path, "signature": "serve_tf_examples",
+         "feeds": {"serialized_example": examples}},
+        {"name": "cls-bytes", "dir": path, "signature": "serving_default",
+         "feeds": {"text_a": [as_json_text(x) for x in BAD], "text_b": ["", as_json_text(BAD[0])]}},
+        {"name": "cls-replaced", "dir": path, "signature": "serving_default",
+         "feeds": {"text_a": replaced, "text_b": ["", replaced[0]]}},
+        {"name": "cls-batch", "dir": path, "signature": "serving_default", "feeds": {"text_a": a, "text_b": b[:2]}},
+        # The single-sentence regression.
+        {"name": "reg-text", "dir": reg.path(), "signature": "serving_default", "feeds": {"text_a": a}},
+    ]
+    # The four exports of one classifier on a batch of mixed lengths: raw text, and token ids where the signature's
+    # own code differs (the XLA forward).
+    var_ids = _ids(AlbertPreprocessor.from_tokenizer(tokenizer, var.seq), MIXED_A, MIXED_B)
+    for variant in ("default", "bucketed", "padded", "xla"):
+        requests.append({"name": f"{variant}-text", "dir": var.path(variant), "signature": "serving_default",
+                         "feeds": {"text_a": MIXED_A, "text_b": MIXED_B}})
+    for variant in ("default", "xla"):
+        requests.append({"name": f"{variant}-ids", "dir": var.path(variant), "signature": "serve_token_ids",
+                         "feeds": {k: v.tolist() for k, v in var_ids.items()}})
+    got = serve_in_fresh_process(tmp_path_factory.mktemp("served"), requests)
+    cls_ids = _ids(AlbertPreprocessor.from_tokenizer(tokenizer, cls.seq), a, b)
+    reg_ids = _ids(AlbertPreprocessor.from_tokenizer(tokenizer, reg.seq), a)
+    return {
+        "got": got,
+        "cls_ids": cls_ids, "cls_python_ids": ids_feeds,
+        "cls_ref": _softmax(cls.model()(cls_ids, training=False).numpy().astype(np.float64)),
+        "reg_ref": reg.model()(reg_ids, training=False).numpy()[:, 0],
+        "var_ids": var_ids, "var_ref": var.model()(var_ids, training=False).numpy(),
+    }
 
 
 @pytest.mark.heavy
-def test_export_answers_raw_text_like_keras_in_tf1_session(tmp_path):
-    import tensorflow as tf
-
+def test_export_answers_raw_text_like_keras_in_tf1_session(shared, served):
     from albert_tf.export import savedmodel
-    from albert_tf.tasks.glue import export as serving
 
-    seq = 48
-    tokenizer, model, pre = _tiny(3, seq)
-    labels = ["contradiction", "entailment", "neutral"]
-    a = [p[0] for p in PAIRS]
-    b = [p[1] for p in PAIRS]
-    feats = pre({"text_a": tf.constant(a), "text_b": tf.constant(b)})
-    ref_probs = _softmax(model(feats, training=False).numpy().astype(np.float64))
+    assert savedmodel.load_export_info(shared("classifier").path())["labels"] == LABELS
+    got, ref_probs = served["got"], served["cls_ref"]
     assert ref_probs.std(axis=0).max() > 1e-3  # the inputs give different answers
-    # Python-side features (the training pipeline) for the token-id signature.
-    proc = glue.get_processor("mnli")
-    py = [
-        glue.convert_example(glue.InputExample(str(i), x, y, None), proc, seq, tokenizer)
-        for i, (x, y) in enumerate(PAIRS)
-    ]
-
-    cls_dir = str(tmp_path / "cls" / "1")
-    serving.export_classifier(model, cls_dir, labels=labels, text_pair=True, preprocessor=pre, threshold=0.25)
-    assert savedmodel.load_export_info(cls_dir)["labels"] == labels
-    ids_feeds = {k: [getattr(f, k) for f in py] for k in ("input_ids", "input_mask", "segment_ids")}
-    # The official receiver: serialized tf.train.Example records, as the feature cache writes them.
-    examples = [as_json_text(glue._serialize(f, False)) for f in py]
-    # Bytes that are not UTF-8 are answered as the Python path reads them (each bad byte a U+FFFD).
-    bad = [b"caf\xe9 \xff\xfe ok", b"\xc3\x28 second \x80"]
-    replaced = [x.decode("utf-8", "replace") for x in bad]
-    got = serve_in_fresh_process(
-        tmp_path,
-        [
-            {"name": "text", "dir": cls_dir, "signature": "serving_default", "feeds": {"text_a": a, "text_b": b}},
-            {"name": "ids", "dir": cls_dir, "signature": "serve_token_ids", "feeds": ids_feeds},
-            {
-                "name": "examples",
-                "dir": cls_dir,
-                "signature": "serve_tf_examples",
-                "feeds": {"serialized_example": examples},
-            },
-            {"name": "bytes", "dir": cls_dir, "signature": "serving_default",
-             "feeds": {"text_a": [as_json_text(x) for x in bad], "text_b": ["", as_json_text(bad[0])]}},
-            {"name": "replaced", "dir": cls_dir, "signature": "serving_default",
-             "feeds": {"text_a": replaced, "text_b": ["", replaced[0]]}},
-            {"name": "batch", "dir": cls_dir, "signature": "serving_default", "feeds": {"text_a": a, "text_b": b[:2]}},
-        ],
-    )
-    assert "error" not in got["bytes"] and got["bytes"]["probabilities"] == got["replaced"]["probabilities"]
-    assert "text_a and text_b must hold the same number of strings" in got["batch"]["error"]
-    text = got["text"]
+    assert "error" not in got["cls-bytes"] and got["cls-bytes"]["probabilities"] == got["cls-replaced"]["probabilities"]
+    assert "text_a and text_b must hold the same number of strings" in got["cls-batch"]["error"]
+    text = got["cls-text"]
     assert text["inputs"] == ["text_a", "text_b"] and text["method"] == "tensorflow/serving/predict"
     np.testing.assert_allclose(np.array(text["probabilities"]), ref_probs, atol=1e-6)
-    assert text["label"] == [labels[i] for i in ref_probs.argmax(1)]
+    assert text["label"] == [LABELS[i] for i in ref_probs.argmax(1)]
     # The token-id signature fed with the Python pipeline's features answers the same: in-graph tokenization
     # of the raw strings (empty and 10,000-character ones included) equals the training-time features.
-    np.testing.assert_array_equal(feats["input_ids"].numpy(), np.array(ids_feeds["input_ids"]))
-    np.testing.assert_allclose(np.array(got["ids"]["probabilities"]), ref_probs, atol=1e-6)
-    np.testing.assert_allclose(np.array(got["examples"]["probabilities"]), ref_probs, atol=1e-6)
-    assert got["examples"]["inputs"] == ["serialized_example"]
-    assert text["threshold"] == got["examples"]["threshold"] == 0.25
+    np.testing.assert_array_equal(served["cls_ids"]["input_ids"], np.array(served["cls_python_ids"]["input_ids"]))
+    np.testing.assert_allclose(np.array(got["cls-ids"]["probabilities"]), ref_probs, atol=1e-6)
+    np.testing.assert_allclose(np.array(got["cls-examples"]["probabilities"]), ref_probs, atol=1e-6)
+    assert got["cls-examples"]["inputs"] == ["serialized_example"]
+    assert text["threshold"] == got["cls-examples"]["threshold"] == 0.25
 
 
 def _function_library(export_dir: str) -> list:
@@ -125,54 +156,26 @@ def _xla_functions(export_dir: str) -> list[str]:
 
 
 @pytest.mark.heavy
-def test_jit_compile_export_answers_like_keras_in_tf1_session(tmp_path):
+def test_jit_compile_export_answers_like_keras_in_tf1_session(shared, served):
     """export_classifier(jit_compile=True): the forward is an XLA function in every signature, the answers equal
     the Keras model's through the TF1 loader (TF Serving's), raw text and token ids alike."""
-    import tensorflow as tf
-
     from albert_tf.export import savedmodel
-    from albert_tf.tasks.glue import export as serving
 
-    seq = 32
-    _, model, pre = _tiny(2, seq)
-    a = [p[0] for p in PAIRS]
-    b = [p[1] for p in PAIRS]
-    feats = pre({"text_a": tf.constant(a), "text_b": tf.constant(b)})
-    ref = _softmax(model(feats, training=False).numpy().astype(np.float64))
-    plain, xla = str(tmp_path / "plain" / "1"), str(tmp_path / "xla" / "1")
-    serving.export_classifier(model, plain, labels=["0", "1"], text_pair=True, preprocessor=pre)
-    serving.export_classifier(model, xla, labels=["0", "1"], text_pair=True, preprocessor=pre, jit_compile=True)
+    var = shared("classifier_variants")
+    xla, plain = var.path("xla"), var.path("default")
     assert savedmodel.load_export_info(xla)["jit_compile"] is True
     assert _xla_functions(xla) and not _xla_functions(plain)
-    ids = {k: feats[k].numpy().tolist() for k in ("input_ids", "input_mask", "segment_ids")}
-    got = serve_in_fresh_process(
-        tmp_path,
-        [
-            {"name": "text", "dir": xla, "signature": "serving_default", "feeds": {"text_a": a, "text_b": b}},
-            {"name": "ids", "dir": xla, "signature": "serve_token_ids", "feeds": ids},
-        ],
-    )
-    for name in ("text", "ids"):
-        np.testing.assert_allclose(np.array(got[name]["probabilities"]), ref, atol=1e-5)
-        assert got[name]["label"] == [str(i) for i in ref.argmax(1)]
+    ref = _softmax(served["var_ref"].astype(np.float64))
+    for name in ("xla-text", "xla-ids"):
+        np.testing.assert_allclose(np.array(served["got"][name]["probabilities"]), ref, atol=1e-5)
+        assert served["got"][name]["label"] == [str(i) for i in ref.argmax(1)]
 
 
-@pytest.mark.slow
-def test_regression_single_sentence_export_returns_scores(tmp_path):
-    import tensorflow as tf
-
-    from albert_tf.tasks.glue import export as serving
-
-    _, regressor, pre = _tiny(1, 32)
-    a = [p[0] for p in PAIRS]
-    ref = regressor(pre({"text_a": tf.constant(a)}), training=False).numpy()[:, 0]
-    reg_dir = str(tmp_path / "reg" / "1")
-    serving.export_classifier(regressor, reg_dir, labels=None, text_pair=False, preprocessor=pre)
-    got = serve_in_fresh_process(
-        tmp_path, [{"name": "score", "dir": reg_dir, "signature": "serving_default", "feeds": {"text_a": a}}]
-    )["score"]
+@pytest.mark.heavy
+def test_regression_single_sentence_export_returns_scores(served):
+    got = served["got"]["reg-text"]
     assert got["inputs"] == ["text_a"] and "probabilities" not in got
-    np.testing.assert_allclose(np.array(got["score"]), ref, atol=1e-5)
+    np.testing.assert_allclose(np.array(got["score"]), served["reg_ref"], atol=1e-5)
 
 
 def test_export_refuses_non_empty_dir_and_label_mismatch(tmp_path):
@@ -240,17 +243,15 @@ def test_export_savedmodel_cli_from_a_trainer_checkpoint(tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     export = tmp_path / "serving" / "7"
     assert savedmodel.load_export_info(str(export))["real_tokens"] is False  # the flag reached the export
-    got = serve_in_fresh_process(
-        tmp_path, [{"name": "t", "dir": str(export), "signature": "serving_default", "feeds": {"text_a": ["a b", ""]}}]
-    )["t"]
-    assert got["inputs"] == ["text_a"] and set(got["label"]) <= {"0", "1"}
+    ids = [[2, 3] + [0] * 14]
+    feeds = {"input_ids": ids, "input_mask": [[1, 1] + [0] * 14], "segment_ids": [[0] * 16]}
+    got = serve_in_fresh_process(tmp_path, [
+        {"name": "t", "dir": str(export), "signature": "serving_default", "feeds": {"text_a": ["a b", ""]}},
+        {"name": "i", "dir": str(export), "signature": "serve_token_ids", "feeds": feeds}])
+    assert got["t"]["inputs"] == ["text_a"] and set(got["t"]["label"]) <= {"0", "1"}
     x = {"input_ids": np.array([[2, 3]], np.int32), "input_mask": np.ones((1, 2), np.int32)}
     x["segment_ids"] = np.zeros((1, 2), np.int32)
     ref = _softmax(model(x, training=False).numpy())
-    ids = [[2, 3] + [0] * 14]
-    feeds = {"input_ids": ids, "input_mask": [[1, 1] + [0] * 14], "segment_ids": [[0] * 16]}
-    request = {"name": "i", "dir": str(export), "signature": "serve_token_ids", "feeds": feeds}
-    got = serve_in_fresh_process(tmp_path, [request])
     np.testing.assert_allclose(np.array(got["i"]["probabilities"]), ref, atol=1e-6)  # the checkpoint's weights
     # --tflite: the token-id signature as builtin-only TFLite next to the SavedModel, answering the same.
     from albert_tf.export.tflite import run_tflite
@@ -323,8 +324,9 @@ def test_bucketed_export_cuts_each_text_request_to_its_bucket(tmp_path):
 
     from albert_tf.export import savedmodel
     from albert_tf.tasks.glue import export as serving
+    from albert_tf.tokenization import AlbertPreprocessor
 
-    _, _, pre = _tiny(2, 128)
+    pre = AlbertPreprocessor.from_tokenizer(_tokenizer(), 128)
     short = ("The cat sat on the mat.", "A dog.")  # 14 tokens packed -> bucket 32
     medium = ("The quick brown fox jumps over the lazy dog " * 3, "and runs away.")  # ~35 tokens -> 48
     exports = {}
@@ -369,79 +371,54 @@ def _library_op_types(export_dir: str) -> set[str]:
 
 
 @pytest.mark.heavy
-def test_real_token_export_answers_like_the_bucketed_export(tmp_path):
+def test_real_token_export_answers_like_the_bucketed_export(shared, served):
     """export_classifier's default (real_tokens=True): a batch of mixed lengths (the short examples padded to the
     long one's bucket) through the raw-text and tf.Example signatures, loaded by the TF1 loader TF Serving uses, gives
     the every-position export's answers (real_tokens=False); its graph lays the real tokens out in rows
     (``FloorMod``), the other's does not; the token-id signature is the same (what --tflite converts); with
     jit_compile every position is computed."""
     import tensorflow as tf
+    import tensorflow_text  # noqa: F401 (SentencePiece ops of the raw-text signature)
 
     from albert_tf.export import savedmodel
-    from albert_tf.tasks.glue import export as serving
 
-    _, model, pre = _tiny(2, 128)
-    a = ["The cat sat on the mat.", "Héllo WORLD, it's 1999,2000.", "", "The quick brown fox jumps " * 12]
-    b = ["A cat was sitting on a mat.", "", "Only the second segment has text.", "Short."]
-    feats = pre({"text_a": tf.constant(a), "text_b": tf.constant(b)})
-    ref = model(feats, training=False).numpy()
-    lengths = feats["input_mask"].numpy().sum(1)
+    var = shared("classifier_variants")
+    real, bucketed = var.path("default"), var.path("bucketed")
+    feats, ref, got = served["var_ids"], served["var_ref"], served["got"]
+    lengths = feats["input_mask"].sum(1)
     assert lengths.max() > 2 * lengths.min()  # mixed: most of the short rows is padding
-    default, real = str(tmp_path / "default" / "1"), str(tmp_path / "real" / "1")
-    serving.export_classifier(model, default, labels=["0", "1"], text_pair=True, preprocessor=pre, real_tokens=False)
-    serving.export_classifier(model, real, labels=["0", "1"], text_pair=True, preprocessor=pre)
     assert savedmodel.load_export_info(real)["real_tokens"] is True
-    assert savedmodel.load_export_info(default)["real_tokens"] is False
+    assert savedmodel.load_export_info(bucketed)["real_tokens"] is False
     # the layout of the real tokens splits each one's flat position into row and column (TokenLayout.of, to gather
     # Q, K and V into rows for attention): ops the default graph has not (test_export_work counts the dense work)
     assert {"FloorDiv", "FloorMod"} <= _library_op_types(real)
-    assert not {"FloorDiv", "FloorMod"} & _library_op_types(default)
-    records = [tf.train.Example(features=tf.train.Features(feature={
-        k: tf.train.Feature(int64_list=tf.train.Int64List(value=feats[k].numpy()[i].tolist()))
-        for k in ("input_ids", "input_mask", "segment_ids")})).SerializeToString() for i in range(len(a))]
-    ids = {k: feats[k].numpy().tolist() for k in ("input_ids", "input_mask", "segment_ids")}
-    requests = []
-    for name, path in (("default", default), ("real", real)):
-        requests += [{"name": f"{name}_text", "dir": path, "signature": "serving_default",
-                      "feeds": {"text_a": a, "text_b": b}},
-                     {"name": f"{name}_ids", "dir": path, "signature": "serve_token_ids", "feeds": ids}]
-    got = serve_in_fresh_process(tmp_path, requests)
-    for name in ("default_text", "real_text", "default_ids", "real_ids"):
+    assert not {"FloorDiv", "FloorMod"} & _library_op_types(bucketed)
+    for name in ("default-text", "bucketed-text", "default-ids"):
         np.testing.assert_allclose(np.array(got[name]["logits"]), ref, atol=1e-5, err_msg=name)
         assert got[name]["label"] == [str(i) for i in ref.argmax(1)]
     assert ref.std(axis=0).max() > 1e-2  # the inputs give different answers
-    loaded = tf.saved_model.load(real).signatures["serve_tf_examples"]
-    out = loaded(serialized_example=tf.constant(records))
+    records = [tf.train.Example(features=tf.train.Features(feature={
+        k: tf.train.Feature(int64_list=tf.train.Int64List(value=feats[k][i].tolist())) for k in IDS
+    })).SerializeToString() for i in range(len(MIXED_A))]
+    out = tf.saved_model.load(real).signatures["serve_tf_examples"](serialized_example=tf.constant(records))
     np.testing.assert_allclose(out["logits"].numpy(), ref, atol=1e-5)
-    serving.export_classifier(model, str(tmp_path / "xla"), labels=["0", "1"], text_pair=True, preprocessor=pre,
-                              jit_compile=True)
-    assert savedmodel.load_export_info(str(tmp_path / "xla"))["real_tokens"] is False
+    assert savedmodel.load_export_info(var.path("xla"))["real_tokens"] is False
 
 
 @pytest.mark.heavy
-def test_bucketed_export_answers_like_fixed_padding(tmp_path):
-    """The real classifier: short requests through the bucketed export (the default) give the fixed-padding
-    export's logits and the Keras model's at full padding."""
-    import tensorflow as tf
-    import tensorflow_text  # noqa: F401
+def test_bucketed_export_answers_like_fixed_padding(shared, served):
+    """The real classifier: short requests through the bucketed export (the default) give the official padding
+    export's logits (every request padded to max_seq_length) and the Keras model's at full padding."""
+    from albert_tf.export import savedmodel
 
-    from albert_tf.tasks.glue import export as serving
-
-    _, model, pre = _tiny(2, 128)
-    a = ["The cat sat on the mat.", "Héllo WORLD, it's 1999,2000.", "", "Tiếng Việt có dấu."]
-    b = ["A cat was sitting on a mat.", "", "Only the second segment has text.", "Short."]
-    ref = model(pre({"text_a": tf.constant(a), "text_b": tf.constant(b)}), training=False).numpy()
-    default, fixed = str(tmp_path / "default" / "1"), str(tmp_path / "fixed" / "1")
-    serving.export_classifier(model, default, labels=["0", "1"], text_pair=True, preprocessor=pre)
-    serving.export_classifier(model, fixed, labels=["0", "1"], text_pair=True, preprocessor=pre, bucket_lengths=None)
-    got = {}
-    for name, path in (("default", default), ("fixed", fixed)):
-        out = tf.saved_model.load(path).signatures["serving_default"](text_a=tf.constant(a), text_b=tf.constant(b))
-        got[name] = out["logits"].numpy()
-    np.testing.assert_allclose(got["default"], ref, atol=1e-5)
-    np.testing.assert_allclose(got["fixed"], ref, atol=1e-5)
+    var = shared("classifier_variants")
+    assert savedmodel.load_export_info(var.path("default"))["bucket_lengths"] == [32, 48, 64, 80, 96, 128]
+    assert savedmodel.load_export_info(var.path("padded"))["bucket_lengths"] is None
+    ref = served["var_ref"]
+    assert var.seq == 128 and served["var_ids"]["input_ids"].shape[1] == 128  # the reference at full padding
+    for name in ("default-text", "padded-text"):
+        np.testing.assert_allclose(np.array(served["got"][name]["logits"]), ref, atol=1e-5, err_msg=name)
     assert ref.std(axis=0).max() > 1e-2  # the inputs give different answers
-
 
 
 def test_a_rerun_keeps_the_export_of_the_same_checkpoint_and_length_only(tmp_path):

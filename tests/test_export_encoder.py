@@ -250,8 +250,8 @@ def test_export_refuses_non_empty_dir_and_a_foreign_vocab(tmp_path, spm_model):
     assert not (tmp_path / "b").exists()
 
 
-def test_export_savedmodel_cli_bad_task_is_one_line(tmp_path):
-    proc = _run([sys.executable, "-m", "albert_tf.cli.export_savedmodel", "--task=hub"], cwd=ROOT)
+def test_export_savedmodel_cli_bad_task_is_one_line():
+    proc = commands.run(["-m", "albert_tf.cli.export_savedmodel", "--task=hub"], cwd=ROOT, timeout=300, env=_env())
     assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
     errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
     assert len(errors) == 1 and "--task" in errors[0], proc.stderr[-2000:]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 
+import artefacts
 import commands
 import numpy as np
 import pytest
@@ -15,7 +16,7 @@ from albert_tf.config import AlbertConfig
 from albert_tf.data import race
 from albert_tf.data.race.reader import RaceExample
 
-pytestmark = pytest.mark.heavy  # module fixtures build and export models
+pytestmark = pytest.mark.heavy  # the shared export (tests/artefacts.py), a TF1 process, the command line
 
 SEQ, QA = 64, 16
 BAD_BYTES = (b"Caf\xe9 article \xff\xfe text", b"Which _ is \xc3\x28 right?", b"opt\x80ion")
@@ -39,23 +40,13 @@ def _examples(real: bool) -> list[RaceExample]:
 
 @pytest.fixture(scope="module")
 def exported(spm_model, tmp_path_factory):
-    """(tokenizer, Keras model, export dir) of a tiny 4-choice model whose vocab is the SentencePiece model's."""
-    import keras
+    """(tokenizer, Keras model, export dir) of the session's tiny 4-choice model whose choices answer clearly apart
+    (``tests/artefacts.py``), exported at SEQ and QA with its task's metadata."""
+    from albert_tf.tokenization import FullTokenizer
 
-    from albert_tf.tasks.race.export import export_multiple_choice
-    from albert_tf.tasks.race.model import AlbertMultipleChoice
-    from albert_tf.tokenization import AlbertPreprocessor, FullTokenizer
-
-    tokenizer = FullTokenizer(spm_model_file=str(spm_model))
-    config = AlbertConfig.from_name("albert_tiny").replace(vocab_size=tokenizer.vocab_size)
-    keras.utils.set_random_seed(7)
-    model = AlbertMultipleChoice(config)
-    model({k: np.zeros((1, 4, 2), np.int32) for k in KEYS}, training=False)
-    model.head.kernel.assign(model.head.kernel * 5000.0)  # answers differ clearly between inputs
-    export_dir = str(tmp_path_factory.mktemp("race_export") / "1")
-    pre = AlbertPreprocessor.from_tokenizer(tokenizer, SEQ)
-    export_multiple_choice(model, export_dir, max_qa_length=QA, preprocessor=pre, metadata={"task": "race"})
-    return tokenizer, model, export_dir
+    shared = artefacts.exports(tmp_path_factory, spm_model, "race")
+    assert (shared.seq, shared.spec["exports"]["default"]["max_qa_length"]) == (SEQ, QA)
+    return FullTokenizer(spm_model_file=str(spm_model)), shared.model(), shared.path()
 
 
 def _python_features(examples, tokenizer) -> dict[str, np.ndarray]:

@@ -1,5 +1,8 @@
-"""TFLite conversion of the token-id signatures (classifier, SQuAD v1 / v2, RACE): the ``.tflite`` file answers as the
-SavedModel it came from (within 1e-4), on realistic windows (two segments, padding) at batch 2 and 1.
+"""TFLite conversion of the token-id signatures (classifier, regression, SQuAD v1 / v2, RACE): the ``.tflite`` file
+answers as the SavedModel it came from (within 1e-4), on realistic windows (two segments, padding) at batch 2 and 1.
+
+The exports are the session's shared ones (``tests/artefacts.py``), read, never written: a conversion writes to the
+test's own folder, or (the default ``<export>/model.tflite`` path) into this module's copy of the classifier export.
 
 ``run_tflite`` runs the pip wheel's ``tf.lite.Interpreter``, which has no Flex delegate and refuses a file holding
 Select TF ops, so every comparison here also shows that the file needs TFLite builtins only.
@@ -9,15 +12,15 @@ from __future__ import annotations
 
 import os
 
+import artefacts
 import numpy as np
 import pytest
 
-from albert_tf.config import AlbertConfig
-
-pytestmark = pytest.mark.heavy  # module fixtures build and export models
+pytestmark = pytest.mark.heavy  # conversions (the exports are shared: tests/artefacts.py)
 
 # Long enough that every test pair leaves padding with the substitute SentencePiece model of a checkout without
-# ../shared (a 250-piece vocabulary: up to 49 pieces for a pair here), which _features asserts.
+# ../shared (a 250-piece vocabulary: up to 49 pieces for a pair here), which _features asserts. The exports'
+# max_seq_length (artefacts.EXPORTS).
 SEQ = 64
 KEYS = ("input_ids", "input_mask", "segment_ids")
 TOL = 1e-4
@@ -46,21 +49,13 @@ def preprocessor(tokenizer):
 
 @pytest.fixture(scope="module")
 def inputs(preprocessor) -> dict[str, dict[str, np.ndarray]]:
-    """Every test's id features, built once before any test seeds the RNG: ``tf.random.set_seed`` (which
-    ``keras.utils.set_random_seed`` calls) clears TF's eager kernel cache, and with it the SentencePiece resource of
-    a preprocessor built earlier (its next eager call raises ``NotFoundError``)."""
+    """Every test's id features, built once."""
     race = _features(preprocessor, [(a, o) for a in RACE_ARTICLES for o in RACE_OPTIONS])
     return {
         "pairs": _features(preprocessor),
         "squad": _squad_windows(preprocessor),
         "race": {k: v.reshape(len(RACE_ARTICLES), 4, SEQ) for k, v in race.items()},
     }
-
-
-def _config(tokenizer) -> AlbertConfig:
-    # At least the official 30,000 ids whatever the tokenizer: the embedding table is then most of the weights, as in
-    # every released model, which the quantized file sizes below depend on (the substitute model has 250 pieces).
-    return AlbertConfig.from_name("albert_tiny").replace(vocab_size=max(tokenizer.vocab_size, 30000))
 
 
 def _features(preprocessor, pairs=PAIRS) -> dict[str, np.ndarray]:
@@ -112,20 +107,17 @@ def _convert_and_compare(export_dir, key, batches, tmp_path=None):
 
 
 @pytest.fixture(scope="module")
-def classifier_export(tokenizer, preprocessor, inputs, tmp_path_factory):
-    """A tiny 3-label pair classifier exported with a threshold (a scalar output), its token-id signature converted
-    to the default ``<export>/model.tflite``."""
-    import keras
+def shared(tmp_path_factory, spm_model):
+    """The session's exports (``tests/artefacts.py``) by name: classifier, regression, squad, race."""
+    return lambda name: artefacts.exports(tmp_path_factory, spm_model, name)
 
-    from albert_tf.tasks.glue.export import export_classifier
-    from albert_tf.tasks.glue.model import AlbertClassifier
 
-    keras.utils.set_random_seed(7)
-    model = AlbertClassifier(_config(tokenizer), num_labels=3)
-    model.head.kernel.assign(model.head.kernel * 200.0)  # answers differ clearly between inputs
-    export_dir = str(tmp_path_factory.mktemp("cls_export") / "1")
-    export_classifier(model, export_dir, labels=["contradiction", "entailment", "neutral"], text_pair=True,
-                      preprocessor=preprocessor, threshold=0.25)
+@pytest.fixture(scope="module")
+def classifier_export(shared, inputs, tmp_path_factory):
+    """A tiny 3-label pair classifier exported with a threshold (a scalar output): this module's copy of the shared
+    export, its token-id signature converted to the default ``<export>/model.tflite``."""
+    assert shared("classifier").seq == SEQ
+    export_dir = artefacts.copy_export(shared("classifier").path(), tmp_path_factory.mktemp("cls_export"))
     return export_dir, _convert_and_compare(export_dir, "serve_token_ids", _batches(inputs["pairs"]))
 
 
@@ -169,20 +161,9 @@ def test_quantized_classifier_files_are_smaller_and_answer_close_to_float32(clas
         convert_signature(export_dir, quantize="int4")
 
 
-@pytest.mark.slow  # the classifier's export and conversion again, with the regression head
-def test_regression_token_ids_tflite_equals_savedmodel(tokenizer, preprocessor, inputs, tmp_path):
+def test_regression_token_ids_tflite_equals_savedmodel(shared, inputs, tmp_path):
     """STS-B style (labels=None): ``score`` and ``logits``; written to an explicit output path."""
-    import keras
-
-    from albert_tf.tasks.glue.export import export_classifier
-    from albert_tf.tasks.glue.model import AlbertClassifier
-
-    keras.utils.set_random_seed(11)
-    model = AlbertClassifier(_config(tokenizer), num_labels=1)
-    model.head.kernel.assign(model.head.kernel * 200.0)
-    export_dir = str(tmp_path / "stsb" / "1")
-    export_classifier(model, export_dir, labels=None, text_pair=True, preprocessor=preprocessor)
-    _convert_and_compare(export_dir, "serve_token_ids", _batches(inputs["pairs"]), tmp_path)
+    _convert_and_compare(shared("regression").path(), "serve_token_ids", _batches(inputs["pairs"]), tmp_path)
 
 
 def _squad_windows(preprocessor) -> dict[str, np.ndarray]:
@@ -197,46 +178,19 @@ def _squad_windows(preprocessor) -> dict[str, np.ndarray]:
 
 
 @pytest.mark.parametrize("version_2", [False, True], ids=["v1", "v2"])
-def test_squad_token_ids_tflite_equals_savedmodel(tokenizer, preprocessor, inputs, tmp_path, version_2):
-    """v1: ``start_logits`` / ``end_logits``; v2 (``p_mask`` input): the beam's top log-probs and indices, and
-    ``cls_logits``; the indices are equal, the floats within 1e-4."""
-    import keras
-
-    from albert_tf.tasks.squad.export import export_squad
-    from albert_tf.tasks.squad.model import AlbertSquad
-
-    keras.utils.set_random_seed(3)
-    model = AlbertSquad(_config(tokenizer), version_2_with_negative=version_2)
-    if not version_2:
-        model.squad_output.kernel.assign(model.squad_output.kernel * 50.0)  # logits of order 1
-    export_dir = str(tmp_path / "squad" / "1")
-    export_squad(model, export_dir, preprocessor=preprocessor, doc_stride=8, max_query_length=8, max_answer_length=8)
+def test_squad_token_ids_tflite_equals_savedmodel(shared, inputs, tmp_path, version_2):
+    """v1: ``start_logits`` / ``end_logits`` (logits of order 1); v2 (``p_mask`` input): the beam's top log-probs and
+    indices, and ``cls_logits``; the indices are equal, the floats within 1e-4."""
     windows = {k: v for k, v in inputs["squad"].items() if version_2 or k != "p_mask"}
-    _convert_and_compare(export_dir, "serve_token_ids", _batches(windows))
+    export_dir = shared("squad").path("v2" if version_2 else "v1")
+    _convert_and_compare(export_dir, "serve_token_ids", _batches(windows), tmp_path)
 
 
-@pytest.mark.slow  # a third export (RACE's raw-text featurizer is traced too)
-def test_race_token_ids_tflite_equals_savedmodel(tokenizer, preprocessor, inputs, tmp_path):
+def test_race_token_ids_tflite_equals_savedmodel(shared, inputs, tmp_path):
     """RACE ``serve_token_ids``: [B, 4, L] ids -> probabilities, answer letter and logits."""
     from albert_tf.export.savedmodel import IDS_SIGNATURE
 
-    _convert_and_compare(race_export(tokenizer, preprocessor, tmp_path), IDS_SIGNATURE, _batches(inputs["race"]))
-
-
-def race_export(tokenizer, preprocessor, tmp_path) -> str:
-    """A tiny multiple-choice model whose choices answer clearly apart, exported to ``tmp_path/race/1``."""
-    import keras
-
-    from albert_tf.tasks.race.export import export_multiple_choice
-    from albert_tf.tasks.race.model import AlbertMultipleChoice
-
-    keras.utils.set_random_seed(7)
-    model = AlbertMultipleChoice(_config(tokenizer))
-    model({k: np.zeros((1, 4, 2), np.int32) for k in KEYS}, training=False)
-    model.head.kernel.assign(model.head.kernel * 1000.0)
-    export_dir = str(tmp_path / "race" / "1")
-    export_multiple_choice(model, export_dir, max_qa_length=16, preprocessor=preprocessor)
-    return export_dir
+    _convert_and_compare(shared("race").path(), IDS_SIGNATURE, _batches(inputs["race"]), tmp_path)
 
 
 def test_bad_calls_say_what_is_wrong(classifier_export, inputs, tmp_path):
@@ -262,12 +216,12 @@ def test_bad_calls_say_what_is_wrong(classifier_export, inputs, tmp_path):
 
 
 @pytest.mark.slow  # converting the whole in-graph tokenizer takes a while before it fails
-def test_raw_text_signature_names_the_ops_that_block_it(classifier_export, tmp_path):
+def test_raw_text_signature_names_the_ops_that_block_it(shared, tmp_path):
     """TF string ops and tensorflow_text's SentencePiece ops; with SELECT_TF_OPS it converts (a file for the Flex
     delegate, which the pip wheel's interpreter lacks, so it is not run here)."""
     from albert_tf.export.tflite import convert_signature
 
-    export_dir, _ = classifier_export
+    export_dir = shared("classifier").path()
     out = str(tmp_path / "text.tflite")
     with pytest.raises(ValueError, match=r"'serving_default'.*SentencepieceTokenizeOp.*StringLower.*select_tf_ops"):
         convert_signature(export_dir, out, signature_key="serving_default")

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import collections
 
+import artefacts
 import pytest
 from conftest import shared_path
-
-from albert_tf.config import AlbertConfig
 
 LAYERS, HIDDEN, INTERMEDIATE = 3, 32, 64
 SHORT = ("The company said its quarterly profit rose by nearly a third on strong sales.",
@@ -21,27 +20,18 @@ OTHER = ("A cat.", "A dog.")
 
 
 @pytest.fixture(scope="module")
-def exports(tmp_path_factory):
+def exports(tmp_path_factory, spm_model):
     """The default export and the every-position export padded to ``max_seq_length`` (the official export) of one
-    tiny classifier, with its preprocessor."""
-    import keras
-
-    from albert_tf.tasks.glue.export import export_classifier
-    from albert_tf.tasks.glue.model import AlbertClassifier
+    tiny classifier (the session's ``classifier_variants``, ``tests/artefacts.py``), with its preprocessor."""
     from albert_tf.tokenization import AlbertPreprocessor, FullTokenizer
 
-    tokenizer = FullTokenizer(spm_model_file=str(shared_path("spm", "30k-clean.model")))
-    config = AlbertConfig.from_name("albert_tiny").replace(vocab_size=30000, num_hidden_layers=LAYERS)
-    assert (config.hidden_size, config.intermediate_size) == (HIDDEN, INTERMEDIATE)
-    keras.utils.set_random_seed(3)
-    model = AlbertClassifier(config, num_labels=2)
-    pre = AlbertPreprocessor.from_tokenizer(tokenizer, 128)
-    root = tmp_path_factory.mktemp("work")
-    out = {"default": str(root / "default" / "1"), "padded": str(root / "padded" / "1")}
-    export_classifier(model, out["default"], labels=["0", "1"], text_pair=True, preprocessor=pre)
-    export_classifier(model, out["padded"], labels=["0", "1"], text_pair=True, preprocessor=pre,
-                      bucket_lengths=None, real_tokens=False)
-    return out, pre
+    shared_path("spm", "30k-clean.model")  # the token counts below are 30k-clean's
+    shared = artefacts.exports(tmp_path_factory, spm_model, "classifier_variants")
+    config = shared.config()
+    assert (config.num_hidden_layers, config.hidden_size, config.intermediate_size) == (LAYERS, HIDDEN, INTERMEDIATE)
+    assert shared.seq == 128
+    pre = AlbertPreprocessor.from_tokenizer(FullTokenizer(spm_model_file=str(spm_model)), 128)
+    return {"default": shared.path("default"), "padded": shared.path("padded")}, pre
 
 
 def _tokens(pre, pairs) -> list[int]:

@@ -38,11 +38,12 @@ def _word_embeddings(model) -> np.ndarray:
     return np.asarray(var.numpy())
 
 
-@pytest.fixture
-def hub_dir(tmp_path, config, spm_model):
-    """A module directory with a pretrained tiny model's official-name weights and its assets."""
+@pytest.fixture(scope="module")
+def hub_dir(tmp_path_factory, config, spm_model):
+    """A module directory with a pretrained tiny model's official-name weights and its assets (built once; the tests
+    only read it)."""
     model = AlbertPretrainer(config)
-    root = tmp_path / "albert_tiny_hub"
+    root = tmp_path_factory.mktemp("hub") / "albert_tiny_hub"
     (root / "variables").mkdir(parents=True)
     (root / "assets").mkdir()
     (root / "tfhub_module.pb").write_bytes(b"")

@@ -94,18 +94,47 @@ def _squad_file(tmp_path, n: int, answerable_only: bool) -> str:
     return str(path)
 
 
+def _glue_head(tmp_path, train: int, dev: int) -> str:
+    """A GLUE data folder holding STS-B's first ``train`` training and ``dev`` dev examples."""
+    out = tmp_path / "glue" / "STS-B"
+    if not out.is_dir():
+        out.mkdir(parents=True)
+        for split, n in (("train", train), ("dev", dev)):
+            lines = shared_path("glue", "STS-B", f"{split}.tsv").read_text("utf-8").split("\n")
+            (out / f"{split}.tsv").write_text("\n".join(lines[: n + 1]) + "\n", encoding="utf-8")  # the header too
+    return str(out.parent)
+
+
+def _conll_head(tmp_path, name: str, n: int) -> str:
+    """The first ``n`` sentences of a WNUT 2017 file (sentences end at a blank line)."""
+    out = tmp_path / name
+    if not out.is_file():
+        kept, sentences = [], 0
+        for line in shared_path("ner", "wnut17", name).read_text("utf-8").split("\n"):
+            kept.append(line)
+            if not line.strip() and len(kept) > 1 and kept[-2].strip():
+                sentences += 1
+                if sentences == n:
+                    break
+        out.write_text("\n".join(kept) + "\n", encoding="utf-8")
+    return str(out)
+
+
 def _task_run(name: str, tmp_path, jit_compile: bool) -> tuple[dict, str]:
     """Train 3 steps, evaluate, predict: the run summary and the output dir. No dropout anywhere (XLA draws other
-    random numbers), so the two runs compute the same function."""
+    random numbers), so the two runs compute the same function. The data: what 3 training steps of 8 and 5 evaluation
+    batches of 8 read (the heads of STS-B and WNUT 2017, 37 SQuAD questions, the shared RACE dev set); the two runs
+    share the feature caches where the task has them."""
     spm = str(shared_path("spm", "30k-clean.model"))
     out = str(tmp_path / f"{name}-{'xla' if jit_compile else 'plain'}")
     common = dict(albert_config_file=write_small_config(tmp_path / "c.json", 128), spm_model_file=spm,
                   output_dir=out, do_train=True, do_eval=True, num_train_steps=3, steps_per_loop=3,
                   save_checkpoints_steps=3, learning_rate=1e-3, train_batch_size=8, eval_batch_size=8,
                   predict_batch_size=8, jit_compile=jit_compile, seed=5)
-    if name == "glue":
-        summary = run_glue(glue.make_config(task_name="STS-B", data_dir=str(shared_path("glue")), max_seq_length=64,
-                                            max_eval_steps=5, classifier_dropout=0.0, **common))
+    if name == "glue":  # 3 steps of 8 training examples, 5 evaluation batches of 8
+        summary = run_glue(glue.make_config(task_name="STS-B", data_dir=_glue_head(tmp_path, 64, 40), max_seq_length=64,
+                                            max_eval_steps=5, classifier_dropout=0.0,
+                                            cached_dir=str(tmp_path / "glue_cache"), **common))
     elif name in ("squad_v1", "squad_v2"):
         v2 = name == "squad_v2"
         data = _squad_file(tmp_path, 37, answerable_only=not v2)
@@ -114,8 +143,8 @@ def _task_run(name: str, tmp_path, jit_compile: bool) -> tuple[dict, str]:
                                               dropout_prob=0.0, do_predict=True, **common))
     elif name == "tagging":  # packed training batches (unpadded=False under XLA); 5 dev batches of 8 windows
         summary = run_tagging(tagging.make_config(
-            train_file=str(shared_path("ner", "wnut17", "wnut17train.conll")), max_eval_steps=5,
-            dev_file=str(shared_path("ner", "wnut17", "emerging.dev.conll")), max_seq_length=64,
+            train_file=_conll_head(tmp_path, "wnut17train.conll", 128), max_eval_steps=5,
+            dev_file=_conll_head(tmp_path, "emerging.dev.conll", 64), max_seq_length=64,
             classifier_dropout=0.0, **common))
     else:
         summary = run_race(race.make_config(data_dir=str(shared_path("race")), max_seq_length=128, max_qa_length=32,

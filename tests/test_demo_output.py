@@ -7,10 +7,9 @@ records, not the start-up, so it goes through the fork server (``tests/commands.
 level is its own (so its C++ log lines are not the command's to hide).
 
 Where the time goes (the demo's ``== stage ... done in`` lines): the first run's pretraining (the default 600
-steps, which the learning check needs: SOP is learned between steps 200 and 400) and Table 1, which builds every
-released configuration (ALBERT-xxlarge, BERT-large); the second run reuses every stage (seconds after the start-up);
-the third redoes the fine-tuning stage only. The fine-tuning stage's learning, from a random start, is
-``test_run_classifier_demo.py``'s.
+steps, which the learning check needs: SOP is learned between steps 200 and 400); the second run reuses every stage
+(seconds after the start-up); the third redoes the fine-tuning stage only. The fine-tuning stage's learning, from a
+random start, is ``test_run_classifier_demo.py``'s.
 """
 
 from __future__ import annotations

@@ -6,13 +6,21 @@ and put beside it the unshared BERT-style equivalent (E = H, no cross-layer shar
 unshared count is measured too: a 1-layer encoder with E = H is built and its block counted,
 then ``embeddings + L * block + pooler`` (building a 1.3-billion-parameter BERT-xxlarge just to
 count it would take minutes here).
+
+The encoders are built with variables that have their shapes and no values (:func:`shapes_only`): a count needs
+no weights, and drawing the random values of every size (ALBERT-xxlarge, BERT-large) took over a minute and
+3.5 GB of memory on a 2-core CPU.
 """
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import json
+from collections.abc import Iterator
 from typing import Any
+
+import keras
 
 from albert_tf.config import AlbertConfig
 from albert_tf.modeling import AlbertEncoder
@@ -30,8 +38,28 @@ def _embedding_params(enc: AlbertEncoder) -> int:
     return n
 
 
+@contextlib.contextmanager
+def shapes_only() -> Iterator[None]:
+    """Variables made inside have a shape and no value (Keras defers the value of a variable made in a
+    ``StatelessScope(initialize_variables=False)`` and lists it for the next plain scope to fill in; that list is
+    put back as it was on the way out, so nothing ever allocates the values of the models built here)."""
+    from keras.src.backend.common import global_state
+
+    pending = list(global_state.get_global_attribute("uninitialized_variables") or [])
+    try:
+        with keras.StatelessScope(initialize_variables=False):
+            yield
+    finally:
+        global_state.set_global_attribute("uninitialized_variables", pending)
+
+
 def measure(config: AlbertConfig) -> dict[str, Any]:
     """Parameter counts of the ALBERT encoder and of its unshared E = H equivalent."""
+    with shapes_only():
+        return _measure(config)
+
+
+def _measure(config: AlbertConfig) -> dict[str, Any]:
     enc = AlbertEncoder(config)
     total = enc.count_params()
     embedding = _embedding_params(enc)
@@ -79,7 +107,7 @@ def run(workdir: str | None = None, args: Any = None, version: str = "v2") -> di
         print(f"{'':<16}{'[' + PAPER_ALBERT[size] + ']':>14}{'':>45}{'[BERT ' + PAPER_BERT[size] + ']':>24}")
     for size in ("base", "large"):
         cfg = AlbertConfig.from_name(f"bert_{size}")
-        with Progress(f"  (building BERT-{size})").ticking():
+        with Progress(f"  (building BERT-{size})").ticking(), shapes_only():
             enc = AlbertEncoder(cfg)
         n = enc.count_params()
         rows[f"bert_{size}"] = {"params": n, "embedding_share": _embedding_params(enc) / n}

@@ -5,8 +5,8 @@ an Adam-style update, batch 8, sequence 128, float32, on ALBERT-base v2 dimensio
 config (no download). Each implementation lives in its own worker process (so one framework's
 spinning thread pool cannot steal the cores of the next), and the driver interleaves them step by
 step, round by round, so they see the same machine load; each reports the median of ``--steps``
-steps after ``--warmup`` steps. A float32 2048x2048 matmul measured by the driver before and
-after (workers idle) gives the machine's ceiling; achieved GFLOP/s is the analytic FLOP count of
+steps after ``--warmup`` steps. A float32 2048x2048 matmul (``--ceiling_size``) measured by the driver
+before and after (workers idle) gives the machine's ceiling; achieved GFLOP/s is the analytic FLOP count of
 the step divided by the median step time.
 
 Prints one JSON object. Example: ``python benchmarks/encoder_throughput.py --steps 5``.
@@ -58,9 +58,10 @@ def batch_arrays(d: dict, seed: int = 0):
     return ids, mask, seg
 
 
-def matmul_ceiling(repeats: int = 10) -> float:
-    a = tf.random.normal((2048, 2048))
-    b = tf.random.normal((2048, 2048))
+def matmul_ceiling(size: int = 2048, repeats: int = 10) -> float:
+    """Float32 GFLOP/s of a ``size`` x ``size`` matmul in a tf.function (median of ``repeats`` after 3 untimed)."""
+    a = tf.random.normal((size, size))
+    b = tf.random.normal((size, size))
     f = tf.function(lambda x, y: tf.matmul(x, y))
     for _ in range(3):
         f(a, b).numpy()
@@ -69,7 +70,7 @@ def matmul_ceiling(repeats: int = 10) -> float:
         t = time.perf_counter()
         f(a, b).numpy()
         times.append(time.perf_counter() - t)
-    return 2 * 2048**3 / statistics.median(times) / 1e9
+    return 2 * size**3 / statistics.median(times) / 1e9
 
 
 def keras_train_step(model, inputs: dict, jit_compile: bool):
@@ -178,7 +179,12 @@ def main() -> None:
     parser.add_argument("--only", default="", help="comma list: albert_tf,albert_tf_xla,keras_hub,keras_hub_xla,torch")
     parser.add_argument("--smoke", action="store_true", help="a 2-layer H 32 model, batch 2 x 16: checks the script "
                         "end to end")
+    parser.add_argument("--ceiling_size", type=int, default=2048,
+                        help="side of the square float32 matmul that measures the machine's ceiling (a small one, "
+                             "e.g. 128, when only checking the script: the ratios to it then mean nothing)")
     args = parser.parse_args()
+    if args.ceiling_size < 1:
+        parser.error("--ceiling_size must be >= 1")
 
     d = SMOKE if args.smoke else BASE
     builders = factories(d)
@@ -190,10 +196,10 @@ def main() -> None:
     with StepWorkers({name: builders[name] for name in names}) as workers:
         first = workers.first_steps(args.warmup)
         time.sleep(1.0)
-        ceiling_before = matmul_ceiling()
+        ceiling_before = matmul_ceiling(args.ceiling_size)
         times = workers.rounds(args.steps)
         time.sleep(1.0)
-        ceiling_after = matmul_ceiling()
+        ceiling_after = matmul_ceiling(args.ceiling_size)
         foreign = workers.foreign
     ceiling = statistics.median([ceiling_before, ceiling_after])
     gflop = step_gflop(d)
@@ -217,6 +223,7 @@ def main() -> None:
         "dtype": "float32",
         "train_gflop_per_step": round(gflop, 1),
         "matmul_ceiling_gflops": round(ceiling, 1),
+        "matmul_ceiling_size": args.ceiling_size,
         "matmul_ceiling_before_after": [round(ceiling_before, 1), round(ceiling_after, 1)],
         "foreign_cpu_share_per_round": foreign,
         "machine": machine_info(),

@@ -2,7 +2,7 @@
 
 ``run_classifier``'s GLUE task with ``--packing=first_fit`` and ``--packing=none``, the same seeds, the same
 examples per step (the first ``--train_examples`` rows of ``<shared data>/glue/SST-2/train.tsv``, the whole dev
-set). Two starts:
+set, or its first ``--dev_examples`` rows). Two starts:
 
 * from scratch (default): 2 layers, H 64, E 32, learning rate 1e-3. A model this small either leaves the loss
   plateau of the majority class or stays on it, and small perturbations decide which, so seeds spread widely;
@@ -13,7 +13,8 @@ set). Two starts:
 Encoder dropout is ``--dropout`` in both (its masks follow the layout, so the two runs of one seed draw different
 masks); the classifier's is 0.1. Prints one JSON object: every run's dev accuracy and training time, each mode's
 mean and standard error over seeds, and the packed-minus-unpacked difference of the means with its standard error.
-Smoke run: ``--steps 20 --seeds 1``.
+Smoke run: ``--steps 20 --seeds 1``; the test suite's: ``--steps 4 --seeds 2 --train_examples 256 --dev_examples 64``
+(figures that mean nothing: it checks the script end to end).
 """
 
 from __future__ import annotations
@@ -48,12 +49,17 @@ def main(argv=None) -> dict:
     parser.add_argument("--seeds", type=int, default=3, help="seeds first_seed ... first_seed + n - 1 for each mode")
     parser.add_argument("--first_seed", type=int, default=0, help="the first seed")
     parser.add_argument("--train_examples", type=int, default=32000, help="first rows of train.tsv")
+    parser.add_argument("--dev_examples", type=int, default=0,
+                        help="first rows of dev.tsv scored (0: the whole dev set, the measurement's; a few for a smoke "
+                             "run)")
     parser.add_argument("--dropout", type=float, default=0.1, help="encoder hidden and attention dropout")
     parser.add_argument("--init_checkpoint", default="",
                         help="pretrained weights (a checkpoint, a Hugging Face folder or a preset name)")
     parser.add_argument("--albert_config_file", default="", help="the model config of --init_checkpoint")
     parser.add_argument("--output", default="", help="also write the JSON here")
     args = parser.parse_args(argv)
+    if args.dev_examples < 0:
+        parser.error("--dev_examples must be >= 0")
     if bool(args.init_checkpoint) != bool(args.albert_config_file):
         parser.error("--init_checkpoint and --albert_config_file go together")
     from albert_tf.tasks import glue
@@ -64,7 +70,7 @@ def main(argv=None) -> dict:
     with tempfile.TemporaryDirectory(prefix="packing_dev_") as work:
         data = pathlib.Path(work, "SST-2")
         data.mkdir()
-        for split, rows in (("train.tsv", args.train_examples), ("dev.tsv", None)):
+        for split, rows in (("train.tsv", args.train_examples), ("dev.tsv", args.dev_examples or None)):
             lines = (shared / "glue" / "SST-2" / split).read_text(encoding="utf-8").splitlines(keepends=True)
             (data / split).write_text("".join(lines if rows is None else lines[: rows + 1]), encoding="utf-8")
         config = pathlib.Path(work, "albert_config.json")
@@ -94,6 +100,7 @@ def main(argv=None) -> dict:
                                    "seconds": round(time.time() - start, 1)})
     out: dict = {"benchmark": "packing_dev_sst-2", "start": "pretrained" if args.init_checkpoint else "scratch",
                  "steps": args.steps, "seeds": args.seeds, "train_examples": args.train_examples,
+                 **({"dev_examples": args.dev_examples} if args.dev_examples else {}),
                  "encoder_dropout": args.dropout, "settings": settings, "runs": runs, "machine": machine_info()}
     for mode in MODES:
         values = [r["dev_accuracy"] for r in runs[mode]]

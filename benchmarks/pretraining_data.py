@@ -81,6 +81,10 @@ print("RESULT " + json.dumps({"instances": n, "seconds": time.perf_counter() - t
 """
 
 
+#: the official-vs-ours comparisons of ``_speedup_columns`` (``--speedup_settings``)
+SPEEDUP_SETTINGS = ("dupe1", "dupe10", "dupe40")
+
+
 def _tree_rss_kb(pid: int) -> int:
     """Sum of PSS (proportional set size; VmRSS where smaps_rollup is missing) over ``pid`` and its descendants.
 
@@ -162,11 +166,19 @@ def main() -> None:
     p.add_argument("--repeats", type=int, default=3, help="runs per setting on the subset (median reported)")
     p.add_argument("--full_repeats", type=int, default=1, help="runs per setting on the 1x corpus")
     p.add_argument("--skip_4x", action="store_true")
+    p.add_argument("--speedup_settings", default=",".join(SPEEDUP_SETTINGS),
+                   help="comma list of the official-vs-ours comparisons to run: dupe1 (the --official_mb subset at "
+                        "--dupe_factor), dupe10 (a quarter of it at 10), dupe40 (a sixteenth at 40); default all")
     p.add_argument("--only_speedup", action="store_true", help="only the official-vs-ours comparison")
     p.add_argument("--skip_beam", action="store_true", help="no Apache Beam DirectRunner column")
     p.add_argument("--only_beam", action="store_true",
                    help="only the 1x corpus: ours (1 and 2 workers) and the Beam DirectRunner column")
     a = p.parse_args()
+    a.speedup_settings = [x.strip() for x in a.speedup_settings.split(",") if x.strip()]
+    unknown = sorted(set(a.speedup_settings) - set(SPEEDUP_SETTINGS))
+    if unknown or not a.speedup_settings:
+        p.error(f"--speedup_settings: unknown {', '.join(unknown) or '(none given)'}; choose from "
+                f"{', '.join(SPEEDUP_SETTINGS)}")
 
     import glob
 
@@ -234,6 +246,8 @@ def _speedup_columns(report: dict, a: argparse.Namespace, cfg: dict, corpus: str
     _head_documents(corpus, tiny, int(a.official_mb * 1e6 / 16), at_blank_line=False)
     report["setup"]["subset_tiny_bytes_dupe40"] = os.path.getsize(tiny)
     for name, text_file, dupe in (("dupe1", subset, a.dupe_factor), ("dupe10", small, 10), ("dupe40", tiny, 40)):
+        if name not in a.speedup_settings:
+            continue
         c = {**cfg, "dupe_factor": dupe}
         off, ours_sub = [], []
         for _ in range(a.repeats):
@@ -242,7 +256,8 @@ def _speedup_columns(report: dict, a: argparse.Namespace, cfg: dict, corpus: str
             ours_sub.append(measure(RUN_OURS, {"input": text_file, "output": out, "spm": a.spm_model_file,
                                                  "config": {**c, "shuffle_buffer_size": a.shuffle_buffer_size},
                                                  "workers": 1}))
-        report["setup"]["subset_small_bytes_dupe10"] = os.path.getsize(small)
+        if name == "dupe10":
+            report["setup"]["subset_small_bytes_dupe10"] = os.path.getsize(small)
         report[f"official_subset_{name}"] = _median(off)
         report[f"ours_subset_{name}_w1"] = _median(ours_sub)
         report[f"speedup_per_worker_vs_official_{name}"] = round(

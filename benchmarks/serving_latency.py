@@ -39,7 +39,10 @@ forward under XLA), also in bfloat16; and ``bucket_lengths=None`` (every request
 an export the package writes with its public options: the benchmark patches no layer.
 
 Prints one JSON object with a top-level ``albert_tf_latency_over_transformers`` (median albert-tf / median
-transformers). Example: ``python benchmarks/serving_latency.py --runs 30``.
+transformers). Example: ``python benchmarks/serving_latency.py --runs 30``. ``--smoke``: the same command on a
+2-layer H 64 cut of the preset's config (every variant, the profile and the traces; the op breakdown then counts
+``128x128`` / ``1x128`` FFN matmuls), which checks the script end to end and measures nothing:
+``python benchmarks/serving_latency.py --smoke --runs 1 --warmup 0 --profile_runs 1``.
 """
 
 from __future__ import annotations
@@ -78,9 +81,11 @@ from benchmarks.common import (  # noqa: E402
 SEQ = 128
 LABELS = ["0", "1"]
 PRESET = "albert_base_v2"
-E, H, L, I = 128, 768, 12, 3072  # ALBERT-base v2 dimensions (albert_tf/configs/albert_base_v2.json)
+# The model's dimensions: ALBERT-base v2 (albert_tf/configs/albert_base_v2.json); --smoke: the preset's config with
+# the other scripts' smoke sizes (2 layers, H 64), which checks the script end to end and measures nothing.
+BASE = {"E": 128, "H": 768, "L": 12, "N": 12, "I": 3072}
+SMOKE = {"E": 16, "H": 64, "L": 2, "N": 2, "I": 128}
 TORCH_THREADS = 2
-CHAIN_SHAPES = ((E, H), (H, 3 * H), (H, H), (H, I), (I, H))  # the forward's dense kernels
 TARGET_RATIO = 0.8
 TORCH_MATMUL_OPS = {"aten::addmm", "aten::mm", "aten::bmm", "aten::baddbmm", "aten::matmul", "aten::linear",
                     "aten::_scaled_dot_product_flash_attention_for_cpu", "aten::mkldnn_linear"}
@@ -117,16 +122,36 @@ def benchmark_pair(mrpc_file: str, short: bool = False) -> tuple[str, str, str]:
     return text_a, text_b, f"{path.name}: #1 String of row 1 / #2 Strings of rows 2-9, joined"
 
 
-def forward_gflop() -> float:
+def config_overrides(dims: dict) -> dict:
+    """The ``AlbertConfig`` fields that turn the preset's config into ``dims`` (none for ALBERT-base itself)."""
+    if dims == BASE:
+        return {}
+    return {"embedding_size": dims["E"], "hidden_size": dims["H"], "num_hidden_layers": dims["L"],
+            "num_attention_heads": dims["N"], "intermediate_size": dims["I"]}
+
+
+def chain_shapes(dims: dict) -> tuple:
+    """The forward's dense kernels: embedding projection, QKV, attention output, FFN in, FFN out."""
+    E, H, I = dims["E"], dims["H"], dims["I"]
+    return ((E, H), (H, 3 * H), (H, H), (H, I), (I, H))
+
+
+def _dense_flop(dims: dict) -> int:
+    """FLOPs of the forward's dense matmuls at batch 1, sequence SEQ (the matmul chain's)."""
+    E, H, L, I = dims["E"], dims["H"], dims["L"], dims["I"]
+    return 2 * SEQ * (E * H + L * (4 * H * H + 2 * H * I))
+
+
+def forward_gflop(dims: dict) -> float:
     """Analytic FLOPs of one forward at batch 1, sequence SEQ (dense layers + attention scores + pooler/head)."""
-    dense = 2 * SEQ * (E * H + L * (4 * H * H + 2 * H * I))
+    H, L = dims["H"], dims["L"]
     attention = L * 2 * 2 * SEQ * SEQ * H
-    return (dense + attention + 2 * H * H + 2 * H * len(LABELS)) / 1e9
+    return (_dense_flop(dims) + attention + 2 * H * H + 2 * H * len(LABELS)) / 1e9
 
 
 # ----------------------------------------------------------------------------------------------- build
 
-def build_exports(work_dir: str, spm_model_file: str, seed: int, variants: list[str]) -> dict:
+def build_exports(work_dir: str, spm_model_file: str, seed: int, variants: list[str], dims: dict) -> dict:
     """One ``AlbertClassifier`` (fixed seed) -> the stock SavedModel, the preprocessor SavedModel, the Hugging Face
     directory and the other exports the chosen variants need. Runs in its own process."""
     import keras
@@ -139,7 +164,8 @@ def build_exports(work_dir: str, spm_model_file: str, seed: int, variants: list[
 
     def build(dtype=None):
         keras.utils.set_random_seed(seed)
-        model = AlbertClassifier.from_preset(PRESET, num_labels=len(LABELS), dtype=dtype, load_weights=False)
+        model = AlbertClassifier.from_preset(PRESET, num_labels=len(LABELS), dtype=dtype, load_weights=False,
+                                             **config_overrides(dims))
         dummy = np.zeros((1, 2), np.int32)
         model({k: dummy for k in ("input_ids", "input_mask", "segment_ids")}, training=False)
         return model
@@ -215,15 +241,16 @@ def _built_on_first_call(build):
     return part
 
 
-def _tf_matmul_chain():
-    """A callable running the forward's dense matmul chain (embedding projection + 12 x [QKV, output, FFN in,
+def _tf_matmul_chain(dims: dict):
+    """A callable running the forward's dense matmul chain (embedding projection + L x [QKV, output, FFN in,
     FFN out], batch 1 x SEQ, float32) bare in a tf.function: the floor for the model part in this framework."""
     import tensorflow as tf
 
+    H, L = dims["H"], dims["L"]
     g = tf.random.Generator.from_seed(0)
-    x0 = g.normal((SEQ, E))
+    x0 = g.normal((SEQ, dims["E"]))
     # Weights scaled by 1/sqrt(fan_in) keep the activations ~N(0, 1): no denormals, whatever the framework's FTZ.
-    w = [g.normal(s) / s[0] ** 0.5 for s in CHAIN_SHAPES]
+    w = [g.normal(s) / s[0] ** 0.5 for s in chain_shapes(dims)]
 
     @tf.function
     def chain(x0, w_in, w_qkv, w_o, w_1, w_2):
@@ -331,7 +358,8 @@ def albert_tf_side(spec: dict, variant: str) -> Side:
     def model():
         return ids_sig(**ids)["label"].numpy()[0].decode()
 
-    parts.update(tokenize=tokenize, model=model, matmul_chain=_built_on_first_call(_tf_matmul_chain))
+    parts.update(tokenize=tokenize, model=model,
+                 matmul_chain=_built_on_first_call(functools.partial(_tf_matmul_chain, spec["dims"])))
     info.update(
         input_ids=[int(x) for x in ids["input_ids"].numpy()[0]],
         segment_ids=[int(x) for x in ids["segment_ids"].numpy()[0]],
@@ -345,11 +373,12 @@ def albert_tf_side(spec: dict, variant: str) -> Side:
     return Side(parts, info, trace)
 
 
-def _torch_matmul_chain(torch):
+def _torch_matmul_chain(torch, dims: dict):
     """The same dense matmul chain as :func:`_tf_matmul_chain`, in torch (eager, inference mode)."""
+    H, L = dims["H"], dims["L"]
     g = torch.Generator().manual_seed(0)
-    x0 = torch.randn(SEQ, E, generator=g)
-    w_in, w_qkv, w_o, w_1, w_2 = (torch.randn(s, generator=g) / s[0] ** 0.5 for s in CHAIN_SHAPES)
+    x0 = torch.randn(SEQ, dims["E"], generator=g)
+    w_in, w_qkv, w_o, w_1, w_2 = (torch.randn(s, generator=g) / s[0] ** 0.5 for s in chain_shapes(dims))
 
     def run():
         with torch.inference_mode():
@@ -441,7 +470,7 @@ def transformers_side(spec: dict, variant: str) -> Side:
         }}
 
     parts = {"request": request, "tokenize": tokenize, "model": model,
-             "matmul_chain": _built_on_first_call(functools.partial(_torch_matmul_chain, torch))}
+             "matmul_chain": _built_on_first_call(functools.partial(_torch_matmul_chain, torch, spec["dims"]))}
     return Side(parts, info, trace)
 
 
@@ -468,8 +497,8 @@ VARIANTS = tuple(k for k in SIDES if k not in HEADLINE)
 class _Build:
     """The build worker's handler: writes every export on construction; ``info`` is what ``build_exports`` returns."""
 
-    def __init__(self, work_dir: str, spm_model_file: str, seed: int, variants: list[str]) -> None:
-        self.info = build_exports(work_dir, spm_model_file, seed, variants)
+    def __init__(self, work_dir: str, spm_model_file: str, seed: int, variants: list[str], dims: dict) -> None:
+        self.info = build_exports(work_dir, spm_model_file, seed, variants, dims)
 
     def __call__(self, message):
         raise ValueError(f"the build worker answers nothing ({message!r})")
@@ -573,6 +602,10 @@ def parse_args(argv=None) -> argparse.Namespace:
                              "(~50 tokens), where the export's length bucketing and transformers' unpadded batch of "
                              "one both run at about the real length (the profile's GFLOP figures assume 128)")
     parser.add_argument("--keep_dir", default=None, help="write the exports and worker logs here and keep them")
+    parser.add_argument("--smoke", action="store_true",
+                        help="the preset's config cut to 2 layers, H 64, E 16, I 128 (the other scripts' smoke size): "
+                             "every variant, profile and trace end to end in far less time; the figures mean nothing. "
+                             "With --runs 1 --warmup 0 --profile_runs 1 it is the test suite's smoke run")
     args = parser.parse_args(argv)
     if args.runs < 1 or args.warmup < 0 or args.profile_runs < 0 or args.max_rounds_factor < 1:
         parser.error("--runs must be >= 1, --warmup and --profile_runs >= 0, --max_rounds_factor >= 1")
@@ -611,10 +644,11 @@ def main() -> None:
     try:
         with Workers(log_dir=work_dir) as workers:
             # 1. Build every export in a process of its own (the driver never imports TensorFlow).
-            workers.start("build", functools.partial(_Build, work_dir, spm_model_file, args.seed, variants))
+            dims = SMOKE if args.smoke else BASE
+            workers.start("build", functools.partial(_Build, work_dir, spm_model_file, args.seed, variants, dims))
             built = workers.ready("build", 1800)
             workers.drop("build")
-            spec = {"paths": built["paths"], "text_a": text_a, "text_b": text_b}
+            spec = {"paths": built["paths"], "text_a": text_a, "text_b": text_b, "dims": dims}
 
             # 2. One worker per side; each loads, answers once (ids, probabilities) and warms up, one at a time.
             failed: dict[str, str] = {}
@@ -706,15 +740,17 @@ def report(args: argparse.Namespace, run: dict) -> dict:
     sanity["same_model"] = bool(sanity["max_abs_probability_diff"] <= sanity["tolerance"]
                                 and sanity["input_ids_identical"] and sanity["segment_ids_identical"])
 
-    gflop = forward_gflop()
-    chain_gflop = 2 * SEQ * (E * H + L * (4 * H * H + 2 * H * I)) / 1e9
+    dims = SMOKE if args.smoke else BASE
+    model = "smoke (ALBERT-base v2 with 2 layers, H 64)" if args.smoke else "ALBERT-base v2"
+    gflop = forward_gflop(dims)
+    chain_gflop = _dense_flop(dims) / 1e9
     profile: dict = {
         "what": "each side's request split into tokenization alone and model alone (interleaved calls, medians); "
                 "rest = request median - tokenize - model",
         "forward_gflop": round(gflop, 2),
-        "matmul_chain_what": "the forward's dense matmuls alone (embedding projection + 12 x [QKV, output, FFN in, "
-                             "FFN out], 1 x 128, float32) in a bare loop of each framework: a floor for the model "
-                             "part in float32 on this machine",
+        "matmul_chain_what": f"the forward's dense matmuls alone (embedding projection + {dims['L']} x [QKV, output, "
+                             "FFN in, FFN out], 1 x 128, float32) in a bare loop of each framework: a floor for the "
+                             "model part in float32 on this machine",
     }
     pr = run["profile_rounds"]
     for name in HEADLINE:
@@ -774,8 +810,8 @@ def report(args: argparse.Namespace, run: dict) -> dict:
         }
 
     return {
-        "benchmark": "albert_base_serving_latency",
-        "what": "raw text pair in, label out, batch 1, seq 128, ALBERT-base v2 dims, random weights (seed "
+        "benchmark": "smoke_serving_latency" if args.smoke else "albert_base_serving_latency",
+        "what": f"raw text pair in, label out, batch 1, seq 128, {model} dims, random weights (seed "
                 f"{args.seed}), 2 labels; median of {len(results['albert_tf']['times_ms'])} interleaved requests "
                 "per side",
         "albert_tf_latency_over_transformers": round(ratio, 3),
@@ -807,7 +843,7 @@ def report(args: argparse.Namespace, run: dict) -> dict:
         "machine": {**machine_info(), "loadavg_1min_before_after": [round(run["load_before"][0], 2),
                                                                     round(run["load_after"][0], 2)]},
         "versions": versions(),
-        "settings": {"runs": args.runs, "warmup": args.warmup, "profile_runs": args.profile_runs,
+        "settings": {"smoke": args.smoke, "runs": args.runs, "warmup": args.warmup, "profile_runs": args.profile_runs,
                      "pause_s": args.pause, "max_foreign": args.max_foreign, "seed": args.seed,
                      "variants": run["variants"], "build_s": run["built"]["build_s"], "export_dir": args.keep_dir},
         "wall_s": round(time.perf_counter() - run["started"], 1),

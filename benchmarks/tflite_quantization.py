@@ -2,8 +2,8 @@
 
 For a fine-tuned MRPC classifier and a fine-tuned SQuAD v1 model (``run_classifier`` / ``run_squad`` output
 folders): the model is exported (``export_checkpoint``, the path ``export_savedmodel`` takes), its token-id
-signature converted three times (``convert_signature(quantize=none|dynamic|float16)``), and each ``.tflite`` file
-measured beside the SavedModel it came from:
+signature converted three times (``convert_signature(quantize=none|dynamic|float16)``, or those of
+``--quantizations``), and each ``.tflite`` file measured beside the SavedModel it came from:
 
 * size in bytes (and the ratio to the float32 file);
 * latency of one example (batch 1, the file's sequence length: 128 for MRPC as the issue asks, the run's
@@ -98,7 +98,7 @@ def measure(task, run_dir: str, export_dir: str, split: str, keys: tuple[str, ..
 
     one = {k: v[:1] for k, v in feeds_all.items()}
     variants = {"savedmodel": {"call": savedmodel, "bytes": None}}
-    for quantize in QUANTIZATIONS:
+    for quantize in args.quantizations:
         file = convert_signature(path, quantize=quantize)
         variants[f"tflite_{quantize}"] = {"call": (lambda f: lambda feeds: run_tflite(f, feeds))(file),
                                           "bytes": os.path.getsize(file)}
@@ -178,7 +178,17 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--workdir", default="")
     p.add_argument("--output", default="")
+    p.add_argument("--quantizations", default=",".join(QUANTIZATIONS),
+                   help="comma list of the .tflite files to convert and measure beside the SavedModel: "
+                        f"{', '.join(QUANTIZATIONS)} (default all; none, the float32 file, is always one of them: "
+                        "the others' ratios are to it)")
     args = p.parse_args(argv)
+    args.quantizations = [q.strip() for q in args.quantizations.split(",") if q.strip()]
+    unknown = sorted(set(args.quantizations) - set(QUANTIZATIONS))
+    if unknown:
+        p.error(f"--quantizations: unknown {', '.join(unknown)}; choose from {', '.join(QUANTIZATIONS)}")
+    if "none" not in args.quantizations:
+        p.error("--quantizations must include none (the float32 file the other files are compared to)")
     args.spm_model_file = args.spm_model_file or os.path.join(args.shared_data, "spm", "30k-clean.model")
     return args
 
@@ -187,6 +197,7 @@ def main(argv=None) -> dict:
     args = parse_args(argv)
     work = args.workdir or tempfile.mkdtemp(prefix="tflite_quantization_")
     result = {"benchmark": "tflite_quantization", "settings": {"runs": args.runs, "warmup": args.warmup,
+                                                               "quantizations": args.quantizations,
                                                                "batch": 1, "threads": "interpreter default"}}
     if args.mrpc_run:
         result["mrpc"] = mrpc(args, work)

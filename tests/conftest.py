@@ -217,7 +217,16 @@ def pytest_addoption(parser):
 #: The files that take longest in ``make test`` (tests/README.md), longest first. They are collected before the
 #: others, so that xdist's ``--dist loadfile`` hands them out first and the two workers end close together instead
 #: of one starting a long file when the other is done. A file missing here only starts later; nothing else changes.
-LONGEST_FIRST: tuple[str, ...] = ()
+LONGEST_FIRST: tuple[str, ...] = (
+    "tests/test_export_squad.py", "tests/test_export.py", "tests/test_tpu_readiness.py",
+    "tests/bad_inputs/test_bad_inputs.py", "tests/test_export_tflite.py", "tests/test_reproduce.py",
+    "tests/test_benchmark_serving.py", "tests/test_benchmark_steps.py", "tests/test_demo_output.py",
+    "tests/test_benchmark_parity.py", "tests/bad_inputs/test_entry_points.py", "tests/test_interrupts.py",
+    "tests/test_convert_task_heads.py", "tests/test_benchmark_finetune.py", "tests/test_pretraining_beam.py",
+    "tests/test_kill_and_lock.py", "tests/test_ram_filesystem.py", "tests/test_presets_cli.py",
+    "tests/test_notebooks.py", "tests/bad_inputs/test_resume_damage.py", "tests/test_pretraining_data_stats.py",
+    "tests/test_tokenization_graph.py",
+)
 
 
 def _longest_first(items) -> None:

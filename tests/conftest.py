@@ -216,7 +216,8 @@ def pytest_addoption(parser):
 
 #: The files that take longest in ``make test`` (tests/README.md), longest first. They are collected before the
 #: others, so that xdist's ``--dist loadfile`` hands them out first and the two workers end close together instead
-#: of one starting a long file when the other is done. A file missing here only starts later; nothing else changes.
+#: of one starting a long file when the other is done (the Makefile's ``--no-loadscope-reorder`` keeps this order;
+#: xdist's default hands out the files with the most tests first). A file missing here only starts later.
 LONGEST_FIRST: tuple[str, ...] = (
     "tests/test_export_squad.py", "tests/test_export.py", "tests/test_tpu_readiness.py",
     "tests/bad_inputs/test_bad_inputs.py", "tests/test_export_tflite.py", "tests/test_reproduce.py",
@@ -286,3 +287,15 @@ def _signals_as_a_shell_leaves_them():
     restore()  # before, too: a module import or a fixture outside any test may have left one ignored
     yield
     restore()
+
+
+@pytest.fixture(autouse=True)
+def _environment_as_found():
+    """Put ``os.environ`` back as it was before each test: a library a test imports may change it (tf2onnx sets
+    ``TF_CPP_MIN_LOG_LEVEL=3``), and ``tests/commands.py`` compares a command's start-up variables with its server's,
+    so a later test's commands would otherwise depend on which tests ran before it in the same worker."""
+    before = dict(os.environ)
+    yield
+    if os.environ != before:
+        os.environ.clear()
+        os.environ.update(before)

@@ -14,7 +14,7 @@ from albert_tf.data import glue
 
 # Published GLUE example counts (dataset cards / the shared data README).
 REAL_COUNTS = [
-    ("sst-2", "train", 67349),
+    pytest.param("sst-2", "train", 67349, marks=pytest.mark.heavy),  # 67k rows: ~25 s
     ("sst-2", "dev", 872),
     ("sst-2", "test", 1821),
     ("mrpc", "train", 3668),

@@ -65,6 +65,7 @@ def test_gradients_equal_keeping_the_activations(sharing):
     assert len({id(b) for row in model.layer_blocks for b in row}) == len(model.unique_blocks())
 
 
+@pytest.mark.heavy
 def test_the_pretrainers_last_layer_subset_recomputes_too():
     from albert_tf.modeling import AlbertPretrainer
 

@@ -201,6 +201,7 @@ def test_tpu_strategy_connects_only_to_remote_tpus(monkeypatch):
     assert ("connect", "") not in calls
 
 
+@pytest.mark.heavy  # ~20 s in the suite (looking for a TPU that is not there)
 def test_missing_tpu_is_one_clear_error():
     with pytest.raises(RunError, match=r"--strategy=tpu, --tpu=local: no TPU answered"):
         strategy_lib.make_strategy("tpu", tpu="local")

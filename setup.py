@@ -20,7 +20,7 @@ EXTRAS = {
     "test": [
         "pytest>=8.0",
         # `make test` runs the suite in TEST_WORKERS processes, whole files each (pytest-xdist --dist loadfile).
-        "pytest-xdist>=3.8",  # 3.8: --no-loadscope-reorder (the order of conftest.LONGEST_FIRST kept)
+        "pytest-xdist>=3.5",
         # `make coverage`: line coverage of every process the suite starts ([run] patch = subprocess, fork).
         "coverage>=7.10",
         "hypothesis>=6.100",

@@ -216,8 +216,8 @@ def pytest_addoption(parser):
 
 #: The files that take longest in ``make test`` (tests/README.md), longest first. They are collected before the
 #: others, so that xdist's ``--dist loadfile`` hands them out first and the two workers end close together instead
-#: of one starting a long file when the other is done (the Makefile's ``--no-loadscope-reorder`` keeps this order;
-#: xdist's default hands out the files with the most tests first). A file missing here only starts later.
+#: of one starting a long file when the other is done. xdist (3.5 on) hands out the files with the most tests first
+#: unless ``--no-loadscope-reorder`` (3.8) is given, so this order is only its tie-breaker as ``make test`` runs now.
 LONGEST_FIRST: tuple[str, ...] = (
     "tests/test_export_squad.py", "tests/test_export.py", "tests/test_tpu_readiness.py",
     "tests/bad_inputs/test_bad_inputs.py", "tests/test_export_tflite.py", "tests/test_reproduce.py",

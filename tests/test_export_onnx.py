@@ -27,14 +27,6 @@ pytestmark = pytest.mark.heavy
 TOL = 1e-4
 
 
-@pytest.fixture(autouse=True)
-def _tf_log_level_put_back(monkeypatch):
-    """``tf2onnx.convert`` sets ``os.environ["TF_CPP_MIN_LOG_LEVEL"] = "3"`` when a conversion first imports it: put
-    back after each test, or a later test of this worker that hands ``os.environ`` to a fork-server command is
-    refused (a start-up variable that differs from the server's)."""
-    monkeypatch.setenv("TF_CPP_MIN_LOG_LEVEL", os.environ.get("TF_CPP_MIN_LOG_LEVEL", "2"))
-
-
 def _convert_and_compare(export_dir, key, batches, output_path=None):
     from albert_tf.export.onnx import convert_signature, run_onnx
 

@@ -8,8 +8,8 @@ then ``embeddings + L * block + pooler`` (building a 1.3-billion-parameter BERT-
 count it would take minutes here).
 
 The encoders are built with variables that have their shapes and no values (:func:`shapes_only`): a count needs
-no weights, and drawing the random values of every size (ALBERT-xxlarge, BERT-large) took over a minute and
-3.5 GB of memory on a 2-core CPU.
+no weights, and drawing the random values of every size (ALBERT-xxlarge, BERT-large) is nearly all the time and
+memory a real build takes.
 """
 
 from __future__ import annotations

@@ -132,7 +132,11 @@ class Trainer:
         self._train_iterator = None
         self._manager: tf.train.CheckpointManager | None = None
         self._train_loop_fn = None
-        self._log_acc: dict[str, tf.Variable] = {}
+        # The sums of the step logs over one loop, in the order of ``_log_keys`` (learned when the loop is traced).
+        # One variable made here, of a shape known only then: a variable made while tracing would make tf.function
+        # trace the whole loop a second time (once to create it, once without creating), seconds per run.
+        self._log_sums = tf.Variable(tf.zeros([0]), shape=tf.TensorShape(None), trainable=False, name="log_sums")
+        self._log_keys: list[str] = []
         self._summary_writer = None
         self._eval_writer = None
         self._output_fns: dict[str, Any] = {}
@@ -221,14 +225,14 @@ class Trainer:
             return logs
 
         def loop(iterator, num_steps):
-            for _ in tf.range(num_steps):
+            for i in tf.range(num_steps):
                 logs = one_step(iterator)
-                if not self._log_acc:
-                    with tf.init_scope():
-                        for k in logs:
-                            self._log_acc[k] = tf.Variable(0.0, trainable=False, name=f"log_{k}")
-                for k, v in logs.items():
-                    self._log_acc[k].assign_add(v)
+                self._log_keys[:] = sorted(logs)
+                values = tf.stack([logs[k] for k in self._log_keys])
+                if i == 0:
+                    self._log_sums.assign(values)
+                else:
+                    self._log_sums.assign_add(values)
             return tf.constant(0)
 
         return tf.function(loop)
@@ -335,9 +339,7 @@ class Trainer:
             n = min(cfg.steps_per_loop, cfg.num_train_steps - step, to_save or cfg.num_train_steps)
             loop_start = time.time()
             self._train_loop_fn(self._train_iterator, tf.constant(n, tf.int32))
-            last_logs = {k: float(v.numpy()) / n for k, v in self._log_acc.items()}
-            for v in self._log_acc.values():
-                v.assign(0.0)
+            last_logs = {k: float(v) / n for k, v in zip(self._log_keys, self._log_sums.numpy())}
             step = int(self.global_step.numpy())
             elapsed = time.time() - loop_start
             examples_per_s = n * global_batch / max(elapsed, 1e-9)

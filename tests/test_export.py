@@ -298,6 +298,38 @@ def test_every_export_is_written_under_a_temporary_name_and_renamed(tmp_path):
         write_savedmodel_atomic(str(target), writes, {})
 
 
+def test_the_writer_traces_each_signature_once_and_tf_serving_answers(tmp_path):
+    """``write_archive`` runs each signature's Python body once (``tf.saved_model.save`` would trace again what
+    was traced outside its save context: seconds per export), writes every endpoint as a signature plus the
+    ``serving_default`` alias of the first, and the TF1 session loader (TF Serving's) answers from the variables."""
+    import keras
+    import tensorflow as tf
+
+    from albert_tf.export.savedmodel import run_tf1_session, write_archive
+
+    layer = keras.layers.Dense(2, kernel_initializer="ones", bias_initializer="ones")
+    layer.build((None, 3))
+    traced = []
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32, name="x")])
+    def double(x):
+        traced.append("double")
+        return {"y": 2.0 * layer(x)}
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32, name="x")])
+    def plain(x):
+        traced.append("plain")
+        return {"y": layer(x)}
+
+    path = write_archive(str(tmp_path / "m" / "1"), [layer], {"serve_double": double, "serve_plain": plain},
+                         {"kind": "test"})
+    assert sorted(traced) == ["double", "plain"]
+    x = [[1.0, 2.0, 3.0]]
+    assert run_tf1_session(path, {"x": x}, "serve_plain")["y"].tolist() == [[7.0, 7.0]]
+    assert run_tf1_session(path, {"x": x}, "serve_double")["y"].tolist() == [[14.0, 14.0]]
+    assert run_tf1_session(path, {"x": x})["y"].tolist() == [[14.0, 14.0]]  # serving_default: the first endpoint
+
+
 def _length_probe():
     """A stand-in classifier whose logits are [sequence length it was called with, 0]: the served logits show where
     the export's length bucketing cut each request."""

@@ -1,6 +1,7 @@
 """What TF Serving does with an export, as a test helper: a fresh process, ``tensorflow_text`` imported for its ops,
-the TF1 ``SavedModelBundle`` loader, one C++ ``Session::Run`` per request (no shape check of the request against
-the signature: the ModelServer does none).
+the TF1 ``SavedModelBundle`` loader, each export loaded once and asked every request for it in turn, one C++
+``Session::Run`` per request (no shape check of the request against the signature: the ModelServer does none), so a
+bad request is followed by the next on the same session, as on a server.
 
 Requests are dicts ``{"name", "dir", "signature", "feeds"}``. Feed values are nested lists (or ``{"shape",
 "values"}`` for a shape the lists cannot say, an empty batch ``[0, 16]``); each input's dtype is the signature's
@@ -34,10 +35,15 @@ _SCRIPT = textwrap.dedent(
         return x.decode("utf-8", "surrogateescape")
 
     results = {}
+    loaded = {}  # export dir -> (graph, session, meta graph): loaded once, as the ModelServer loads a version
     for req in json.load(open(sys.argv[1])):
-        graph = tf.Graph()
-        with graph.as_default(), tf.compat.v1.Session(graph=graph) as sess:
-            meta = tf.compat.v1.saved_model.loader.load(sess, ["serve"], req["dir"])
+        if req["dir"] not in loaded:
+            graph = tf.Graph()
+            sess = tf.compat.v1.Session(graph=graph)
+            with graph.as_default():
+                loaded[req["dir"]] = graph, sess, tf.compat.v1.saved_model.loader.load(sess, ["serve"], req["dir"])
+        graph, sess, meta = loaded[req["dir"]]
+        with graph.as_default():
             sig = meta.signature_def[req["signature"]]
             feeds = {}
             for k, v in req["feeds"].items():
@@ -64,6 +70,8 @@ _SCRIPT = textwrap.dedent(
                 v = np.asarray(v)
                 out[k] = np.vectorize(text, otypes=[object])(v).tolist() if v.dtype == object else v.tolist()
             results[req["name"]] = out
+    for _, sess, _ in loaded.values():
+        sess.close()
     json.dump(results, open(sys.argv[2], "w"))
     """
 )

@@ -199,6 +199,21 @@ def _serve(factory: Callable[[], Callable[[Any], Any]], conn, log_file: str | No
 _STOP = "stop"
 
 
+#: How :class:`Workers` start their processes, from the environment: ``spawn`` (the default), a fresh interpreter
+#: that imports its framework itself, what a measurement wants; or ``fork``, a copy of the driver, which skips the
+#: imports the driver has already made and changes nothing else (each implementation still has its own process).
+#: The smoke tests fork, from a driver that is itself a child of their fork server (TensorFlow imported once).
+WORKER_START_VARIABLE = "ALBERT_TF_BENCH_WORKER_START"
+
+
+def worker_start() -> str:
+    """``spawn`` or ``fork`` (:data:`WORKER_START_VARIABLE`); anything else is refused, naming the variable."""
+    start = os.environ.get(WORKER_START_VARIABLE, "spawn")
+    if start not in ("spawn", "fork"):
+        raise ValueError(f"{WORKER_START_VARIABLE}={start!r}: expected spawn or fork")
+    return start
+
+
 class Workers:
     """The one worker harness of the benchmarks: one spawned process per implementation, so one framework's thread
     pool cannot take the next one's cores, and the driver never imports a framework.
@@ -214,7 +229,7 @@ class Workers:
     def __init__(self, log_dir: str | None = None) -> None:
         import multiprocessing as mp
 
-        self._ctx = mp.get_context("spawn")
+        self._ctx = mp.get_context(worker_start())
         self._workers: dict[str, tuple[Any, Any, str | None]] = {}
         self._info: dict[str, Any] = {}
         self.log_dir = log_dir

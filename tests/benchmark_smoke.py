@@ -5,13 +5,14 @@ The smoke tests run each script in ``benchmarks/`` end to end through its real c
 setting and check its JSON (every variant present, the derived fields following from the measured ones, the
 reference side by side); they measure nothing and assert no wall-clock time. They are split over several files of
 similar cost so that the two xdist workers (``--dist loadfile``) share them. The commands start through the fork
-server (:mod:`commands`: TensorFlow, Keras and albert-tf imported once per test worker, not once per command); the
-worker processes a benchmark spawns itself start fresh interpreters, as in a full run.
+server (:mod:`commands`: TensorFlow, Keras and albert-tf imported once per test worker, not once per command), and
+the worker processes of a benchmark's harness start as forks of its driver (a full run spawns fresh interpreters).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import pathlib
 import sys
 
@@ -25,9 +26,14 @@ if str(ROOT) not in sys.path:  # the benchmarks' own lists (variants, implementa
 HANG_S = 3600
 
 
-def command(*args: str, timeout: float = HANG_S, **options):
-    """``python *args`` from the repository root through the fork server: its ``CompletedProcess``."""
-    return commands.run([*args], cwd=ROOT, timeout=timeout, **options)
+def command(*args: str, timeout: float = HANG_S, env: dict | None = None, **options):
+    """``python *args`` from the repository root through the fork server: its ``CompletedProcess``. The script's
+    workers start as forks of it (``benchmarks/common.py``'s ``WORKER_START_VARIABLE``), so they do not import
+    TensorFlow again."""
+    from benchmarks.common import WORKER_START_VARIABLE
+
+    env = {**(os.environ if env is None else env), WORKER_START_VARIABLE: "fork"}
+    return commands.run([*args], cwd=ROOT, timeout=timeout, env=env, **options)
 
 
 def run(*args: str, timeout: float = HANG_S) -> dict:

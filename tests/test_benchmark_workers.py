@@ -118,3 +118,27 @@ def test_a_driver_whose_step_worker_is_killed_exits_with_one_line(tmp_path):
     assert "was killed by SIGKILL" in lines[0] and "while answering 'step'" in lines[0]
     assert helper_pid.exists()  # the helper was running while the driver ended
     assert elapsed < 30, elapsed  # the worker's spawn start-up is most of it; the helper would hold it 60 s
+
+
+def test_workers_fork_when_asked_and_refuse_another_start(monkeypatch):
+    """``ALBERT_TF_BENCH_WORKER_START=fork`` (the smoke tests' setting): each worker is a fork of the driver, so it
+    holds what the driver imported (here a module only the driver loaded); any value but spawn or fork is refused."""
+    from benchmarks.common import WORKER_START_VARIABLE
+
+    monkeypatch.setenv(WORKER_START_VARIABLE, "fork")
+    marker = type(sys)("_only_in_the_driver")
+    monkeypatch.setitem(sys.modules, marker.__name__, marker)
+    with Workers() as workers:
+        workers.start("forked", _ModulesHandler)
+        assert workers.ask("forked", marker.__name__, 120) is True
+        assert workers.ask("forked", "pid", 60) != os.getpid()
+    monkeypatch.setenv(WORKER_START_VARIABLE, "thread")
+    with pytest.raises(ValueError, match=f"{WORKER_START_VARIABLE}='thread': expected spawn or fork"):
+        Workers()
+
+
+class _ModulesHandler(_Handler):
+    """"pid" -> its pid; a module name -> whether this process has it imported."""
+
+    def __call__(self, message: str):
+        return os.getpid() if message == "pid" else message in sys.modules

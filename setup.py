@@ -20,7 +20,7 @@ EXTRAS = {
     "test": [
         "pytest>=8.0",
         # `make test` runs the suite in TEST_WORKERS processes, whole files each (pytest-xdist --dist loadfile).
-        "pytest-xdist>=3.5",
+        "pytest-xdist>=3.8",  # --no-loadscope-reorder
         # `make coverage`: line coverage of every process the suite starts ([run] patch = subprocess, fork).
         "coverage>=7.10",
         "hypothesis>=6.100",

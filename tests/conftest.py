@@ -215,18 +215,19 @@ def pytest_addoption(parser):
 
 
 #: The files that take longest in ``make test`` (tests/README.md), longest first. They are collected before the
-#: others, so that xdist's ``--dist loadfile`` hands them out first and the two workers end close together instead
-#: of one starting a long file when the other is done. xdist (3.5 on) hands out the files with the most tests first
-#: unless ``--no-loadscope-reorder`` (3.8) is given, so this order is only its tie-breaker as ``make test`` runs now.
+#: others, and ``make test`` keeps that order (``--no-loadscope-reorder``: xdist would otherwise hand out the files
+#: with the most tests first), so that ``--dist loadfile`` hands them out first and the two workers end close
+#: together instead of one starting a long file when the other is done.
 LONGEST_FIRST: tuple[str, ...] = (
-    "tests/test_export_squad.py", "tests/test_export.py", "tests/test_tpu_readiness.py",
-    "tests/bad_inputs/test_bad_inputs.py", "tests/test_export_tflite.py", "tests/test_reproduce.py",
-    "tests/test_benchmark_serving.py", "tests/test_benchmark_steps.py", "tests/test_demo_output.py",
-    "tests/test_benchmark_parity.py", "tests/bad_inputs/test_entry_points.py", "tests/test_interrupts.py",
-    "tests/test_convert_task_heads.py", "tests/test_benchmark_finetune.py", "tests/test_pretraining_beam.py",
-    "tests/test_kill_and_lock.py", "tests/test_ram_filesystem.py", "tests/test_presets_cli.py",
-    "tests/test_notebooks.py", "tests/bad_inputs/test_resume_damage.py", "tests/test_pretraining_data_stats.py",
-    "tests/test_tokenization_graph.py",
+    "tests/test_reproduce.py", "tests/test_demo_output.py", "tests/test_benchmark_parity.py",
+    "tests/test_tpu_readiness.py", "tests/test_benchmark_steps.py", "tests/test_benchmark_serving.py",
+    "tests/test_run_classifier_demo.py", "tests/bad_inputs/test_bad_inputs.py", "tests/test_export.py",
+    "tests/test_interrupts.py", "tests/test_interrupt_library_calls.py", "tests/bad_inputs/test_entry_points.py",
+    "tests/test_convert_task_heads.py", "tests/test_export_squad.py", "tests/test_tokenization_graph.py",
+    "tests/test_keras_hub_presets.py", "tests/test_tagging_task.py", "tests/test_recompute.py",
+    "tests/test_presets_cli.py", "tests/test_kill_and_lock.py", "tests/test_notebooks.py", "tests/test_squad_task.py",
+    "tests/test_console_scripts.py", "tests/test_export_tflite.py", "tests/test_benchmark_finetune.py",
+    "tests/test_packing.py", "tests/test_ram_filesystem.py", "tests/test_bucketing.py", "tests/test_export_golden.py",
 )
 
 

@@ -147,7 +147,7 @@ def _task_run(name: str, tmp_path, jit_compile: bool) -> tuple[dict, str]:
             dev_file=_conll_head(tmp_path, "emerging.dev.conll", 64), max_seq_length=64,
             classifier_dropout=0.0, **common))
     else:
-        summary = run_race(race.make_config(data_dir=str(shared_path("race")), max_seq_length=128, max_qa_length=32,
+        summary = run_race(race.make_config(data_dir=str(shared_path("race")), max_seq_length=64, max_qa_length=16,
                                             dropout_prob=0.0, **common))  # the shared data has no test split
     return summary, out
 

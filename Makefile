@@ -45,8 +45,8 @@ test-fast: $(VENV)/.installed-test-only
 # process the tests start is measured too), then the line coverage of albert_tf/ per file and in total.
 coverage: $(VENV)/.installed-test
 	rm -f .coverage .coverage.*
-	COVERAGE_FILE=$(CURDIR)/.coverage $(BIN)/python -m coverage run -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder \
-		$(PYTEST_ARGS) tests; status=$$?; \
+	COVERAGE_FILE=$(CURDIR)/.coverage $(BIN)/python -m coverage run -m pytest -q -n $(TEST_WORKERS) --dist loadfile \
+		--no-loadscope-reorder $(PYTEST_ARGS) tests; status=$$?; \
 		COVERAGE_FILE=$(CURDIR)/.coverage $(BIN)/python -m coverage combine -q \
 		&& COVERAGE_FILE=$(CURDIR)/.coverage $(BIN)/python -m coverage report --format=total \
 		&& COVERAGE_FILE=$(CURDIR)/.coverage $(BIN)/python -m coverage report > coverage.txt; exit $$status

@@ -198,7 +198,7 @@ def _write_out(archive: Any, endpoints: Mapping[str, Any], path: str) -> None:
     a trace by the save options' variable policy, so one made outside does not serve), and ``ExportArchive``
     traces each endpoint outside it (``add_endpoint`` to check it, ``write_out`` to list its variables). Here the
     endpoints are added and their variables listed inside a save context with the options the save uses, so the
-    save finds every trace made: about a third of an export's time. The steps are ``write_out``'s own (keras 3.15,
+    save finds every trace made. The steps are ``write_out``'s own (keras 3.15,
     pinned in setup.py, through its private ``_filter_and_track_resources`` and ``_get_concrete_fn``); where they
     are missing (another keras), ``write_out`` itself runs.
     """

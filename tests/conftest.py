@@ -9,9 +9,6 @@
   sample corpus, so these tests run in a fresh clone too. Tests of the real files' own ids, pieces or statistics
   use ``shared_path(...)`` and keep skipping without them.
 * ``@pytest.mark.slow`` tests run when ``CI`` is set or with ``--run-slow``.
-* Threads: each test process, and every process it starts, runs TensorFlow's ops (and OpenMP's, torch's) on
-  ``cores // xdist workers`` threads, unless the caller set ``TF_NUM_INTRAOP_THREADS`` / ``OMP_NUM_THREADS``: two
-  workers on two cores, each splitting its tiny ops over both cores, spend the time handing work between threads.
 """
 
 from __future__ import annotations
@@ -24,10 +21,6 @@ import pathlib
 import pytest
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-# read when TensorFlow (or torch) makes its thread pools, so set before any test imports them
-_THREADS = str(max(1, (os.cpu_count() or 1) // max(1, int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")))))
-os.environ.setdefault("TF_NUM_INTRAOP_THREADS", _THREADS)
-os.environ.setdefault("OMP_NUM_THREADS", _THREADS)
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 

@@ -219,10 +219,11 @@ def in_child(target, *args, poll_s: float = 0.2, tick=None):
     context = multiprocessing.get_context("spawn")
     receiver, sender = context.Pipe(duplex=False)
     process = context.Process(target=_child_main, args=(sender, target, args), daemon=True)
-    process.start()
-    sender.close()
     kind, value = None, None
     try:
+        with deferred():  # a signal as the child starts is raised once it is known here, so it is killed below
+            process.start()
+            sender.close()
         while not receiver.poll(poll_s):  # a child that dies closes the pipe: poll answers, recv meets its end
             if tick is not None:
                 tick()
@@ -233,10 +234,12 @@ def in_child(target, *args, poll_s: float = 0.2, tick=None):
             raise RuntimeError(f"{getattr(target, '__name__', target)} ended without a result (exit code "
                                f"{process.exitcode}: killed, or out of memory?)") from None
     finally:
-        process.join(timeout=5 if kind is not None else 0)  # answered: let it exit; stopped: kill it now
-        if process.is_alive():
-            process.kill()
-            process.join()
+        if process.pid is not None:
+            process.join(timeout=5 if kind is not None else 0)  # answered: let it exit; stopped: kill it now
+            if process.is_alive():
+                process.kill()
+                process.join()
+        sender.close()
         receiver.close()
     if kind == "error":
         raise value

@@ -13,6 +13,7 @@ import random
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -24,28 +25,59 @@ ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", PYTHONHASHSEED="0", PYTHONUNBUF
 SIGNALS = ((signal.SIGINT, 130), (signal.SIGTERM, 143))
 
 
-def _stop(command: list[str], cwd, signum: int, after_s: float = 5.0, after_line: str | None = None):
-    """Start ``command``, signal it ``after_s`` seconds after its start (or after the first stdout line holding
-    ``after_line``); returns (exit status, seconds from the signal to the exit, stdout + stderr)."""
+def _children(pid: int) -> list[int]:
+    """The pids of ``pid``'s child processes (``/proc/PID/task/*/children``)."""
+    found = []
+    for task in pathlib.Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            found += [int(c) for c in (task / "children").read_text().split()]
+        except OSError:  # the thread or the process ended meanwhile
+            pass
+    return found
+
+
+def _stop(command: list[str], cwd, signum: int, event, what: str):
+    """Start ``command``; once ``event(process, output so far)`` holds (looked at every 10 ms), send it ``signum``;
+    returns (exit status, seconds from the signal to the exit, stdout + stderr). The wait for the event is bounded
+    by a timeout that only a hang reaches; the command ending first fails the test, naming ``what`` it waited for."""
     proc = subprocess.Popen(command, cwd=cwd, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    output = []
-    if after_line is not None:
-        for line in proc.stdout:
-            output.append(line)
-            if after_line in line:
-                break
-    time.sleep(after_s)
-    assert proc.poll() is None, "the command ended before the signal: " + "".join(output)[-3000:]
-    proc.send_signal(signum)
-    sent = time.time()
+    output: list[str] = []
+    reader = threading.Thread(target=lambda: output.extend(proc.stdout), daemon=True)
+    reader.start()
     try:
+        deadline = time.monotonic() + 600
+        while not event(proc, "".join(output)):
+            assert proc.poll() is None, f"the command ended before {what}: " + "".join(output)[-3000:]
+            assert time.monotonic() < deadline, f"no {what} in 600 s: " + "".join(output)[-3000:]
+            time.sleep(0.01)
+        proc.send_signal(signum)
+        sent = time.monotonic()
         proc.wait(timeout=60)
+        elapsed = time.monotonic() - sent
     finally:
         if proc.poll() is None:
             proc.kill()
-    elapsed = time.time() - sent
-    output.append(proc.stdout.read())
+            proc.wait()
+    reader.join(timeout=60)
     return proc.returncode, elapsed, "".join(output)
+
+
+def _in_child_call(after_line: str):
+    """The event of a command waiting on the child process of ``albert_tf.interrupts.in_child`` (the long library
+    call; spawned, so its command line names ``spawn_main``), after a line holding ``after_line``."""
+
+    def running(proc, output):
+        if after_line not in output:
+            return False
+        for child in _children(proc.pid):
+            try:
+                if b"spawn_main" in pathlib.Path(f"/proc/{child}/cmdline").read_bytes():
+                    return True
+            except OSError:
+                pass
+        return False
+
+    return running
 
 
 def _square(x):
@@ -86,7 +118,9 @@ def test_train_vocab_stops_within_seconds_and_publishes_nothing(tmp_path, long_c
     out = tmp_path / "out"
     command = [sys.executable, "-m", "albert_tf.cli.train_vocab", f"--input={long_corpus}",
                f"--model_prefix={out}/vocab", "--vocab_size=16000"]
-    code, elapsed, output = _stop(command, tmp_path, signum)
+    # SentencePiece trains in the command's child process (``interrupts.in_child``): the signal goes once it is
+    # there, when the command waits on it, a minute of training ahead.
+    code, elapsed, output = _stop(command, tmp_path, signum, _in_child_call(""), "the training's child process")
     assert code == status, output[-3000:]
     assert elapsed < 5, elapsed
     assert "Traceback" not in output, output[-3000:]
@@ -124,9 +158,9 @@ def test_export_stops_during_the_tflite_conversion_and_publishes_nothing(tmp_pat
                f"--albert_config_file={paths['config']}", f"--spm_model_file={paths['spm']}",
                "--max_seq_length=16", f"--export_dir={export_dir}", "--tflite", "--quantize=dynamic"]
     # The conversion line comes when the SavedModel is written; the child process then imports TensorFlow, loads
-    # the export and converts it, about 7.5 s in all here (CI once finished it in under 8 s). A signal 1.5 s after
-    # the line lands while the command waits on that child, which is the long call this test is about.
-    code, elapsed, output = _stop(command, tmp_path, signum, after_s=1.5, after_line="to TFLite")
+    # the export and converts it, seconds of work. The signal goes once that child is there: the command waits on
+    # it, which is the long call this test is about.
+    code, elapsed, output = _stop(command, tmp_path, signum, _in_child_call("to TFLite"), "the converter's child")
     assert code == status, output[-3000:]
     assert elapsed < 5, elapsed
     assert "Traceback" not in output, output[-3000:]
@@ -177,9 +211,12 @@ def test_each_runner_stops_within_seconds_during_feature_caching(tmp_path, large
 
     out = tmp_path / "out"
     command = [sys.executable, *_args(runner, {"train_step": "100000"}, large_task_inputs, str(out))]
-    # The strategy line comes just before the task converts its data (``make_trainer``: strategy, then
-    # ``task.prepare()``); 2 s later the command is caching features.
-    code, elapsed, output = _stop(command, large_task_inputs["root"], signum, after_s=2.0, after_line="strategy ")
+    # The signal goes once the first cache file is being written under its temporary name (``<cache>.tmp-<pid>``):
+    # the command is converting and caching its features, seconds of work ahead.
+    def caching(proc, output):
+        return out.is_dir() and any(".tmp-" in p.name for p in out.rglob("*"))
+
+    code, elapsed, output = _stop(command, large_task_inputs["root"], signum, caching, "a cache being written")
     assert code == status, output[-3000:]
     assert elapsed < 5, elapsed
     assert "Traceback" not in output and "step 1" not in output, output[-3000:]

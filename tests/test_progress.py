@@ -69,11 +69,21 @@ def test_the_long_loops_of_the_commands_report_through_it():
 
 
 def test_ticking_prints_while_one_long_piece_of_work_runs():
-    import time as real_time
+    """The block waits (no update() meanwhile) until the ticking thread has printed three lines; each came at least
+    ``every_s`` after the one before on the progress's own clock, however slowly the machine ran the thread."""
+    import threading
 
-    lines = []
-    progress = Progress("create_pretraining_data", unit="lines", every_s=0.2, log=lines.append)
+    lines, stamps, third = [], [], threading.Event()
+
+    def log(line: str) -> None:
+        lines.append(line)
+        stamps.append(progress.last)  # the clock's reading for this line
+        if len(lines) >= 3:
+            third.set()
+
+    progress = Progress("create_pretraining_data", unit="lines", every_s=0.2, log=log)
     with progress.ticking(interval_s=0.05):
-        real_time.sleep(0.7)  # one chunk that takes long: no update() meanwhile
-    assert 2 <= len(lines) <= 4, lines
-    assert all(line.startswith("create_pretraining_data: ") for line in lines)
+        assert third.wait(timeout=300), lines  # one chunk that takes long: only a hang reaches the timeout
+    assert all(line.startswith("create_pretraining_data: ") for line in lines[:3])
+    gaps = [b - a for a, b in zip([progress.start, *stamps], stamps)]
+    assert all(gap >= 0.2 for gap in gaps), gaps

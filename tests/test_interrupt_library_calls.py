@@ -18,22 +18,12 @@ import time
 
 import pytest
 from conftest import ROOT
+from test_interrupts import children
 
 from albert_tf import interrupts
 
 ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", PYTHONHASHSEED="0", PYTHONUNBUFFERED="1")
 SIGNALS = ((signal.SIGINT, 130), (signal.SIGTERM, 143))
-
-
-def _children(pid: int) -> list[int]:
-    """The pids of ``pid``'s child processes (``/proc/PID/task/*/children``)."""
-    found = []
-    for task in pathlib.Path(f"/proc/{pid}/task").glob("*"):
-        try:
-            found += [int(c) for c in (task / "children").read_text().split()]
-        except OSError:  # the thread or the process ended meanwhile
-            pass
-    return found
 
 
 def _stop(command: list[str], cwd, signum: int, event, what: str):
@@ -62,14 +52,14 @@ def _stop(command: list[str], cwd, signum: int, event, what: str):
     return proc.returncode, elapsed, "".join(output)
 
 
-def _in_child_call(after_line: str):
+def _in_child_call(after_line: str = ""):
     """The event of a command waiting on the child process of ``albert_tf.interrupts.in_child`` (the long library
-    call; spawned, so its command line names ``spawn_main``), after a line holding ``after_line``."""
+    call; spawned, so its command line names ``spawn_main``), after a line holding ``after_line`` (if given)."""
 
     def running(proc, output):
         if after_line not in output:
             return False
-        for child in _children(proc.pid):
+        for child in children(proc.pid):
             try:
                 if b"spawn_main" in pathlib.Path(f"/proc/{child}/cmdline").read_bytes():
                     return True
@@ -120,7 +110,7 @@ def test_train_vocab_stops_within_seconds_and_publishes_nothing(tmp_path, long_c
                f"--model_prefix={out}/vocab", "--vocab_size=16000"]
     # SentencePiece trains in the command's child process (``interrupts.in_child``): the signal goes once it is
     # there, when the command waits on it, a minute of training ahead.
-    code, elapsed, output = _stop(command, tmp_path, signum, _in_child_call(""), "the training's child process")
+    code, elapsed, output = _stop(command, tmp_path, signum, _in_child_call(), "the training's child process")
     assert code == status, output[-3000:]
     assert elapsed < 5, elapsed
     assert "Traceback" not in output, output[-3000:]

@@ -285,18 +285,17 @@ def _libraries(pid):
     return {fields[5] for fields in found if len(fields) == 6 and ".so" in fields[5]}
 
 
-def children(pid):
-    """How many processes ``pid`` has started that still run (a pool's workers, multiprocessing's resource
+def children(pid) -> list[int]:
+    """The pids of the processes ``pid`` has started that still run (a pool's workers, multiprocessing's resource
     tracker)."""
     try:
-        tasks = os.listdir(f"/proc/{pid}/task")
-        count = 0
-        for task in tasks:
+        found = []
+        for task in os.listdir(f"/proc/{pid}/task"):
             with open(f"/proc/{pid}/task/{task}/children", encoding="ascii") as f:
-                count += len(f.read().split())
-        return count
+                found += [int(child) for child in f.read().split()]
+        return found
     except OSError:  # the process or one of its threads has ended
-        return 0
+        return []
 
 
 class _Fresh:
@@ -545,7 +544,7 @@ def records_event(pid, out, kind, size=0):
         nonlocal seen_child
         if kind == "start":
             return True
-        running = children(pid)
+        running = len(children(pid))
         seen_child = seen_child or running > 0
         if kind == "child":
             return running >= 1

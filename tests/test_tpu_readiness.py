@@ -215,8 +215,8 @@ except RunError as e:
 @pytest.mark.heavy
 def test_missing_tpu_is_one_clear_error():
     """In a process of its own (the fork server's): TensorFlow's TPU initialisation clears the process's function
-    and kernel caches and collects its garbage, which took 20 to 50 s in a test worker that had run hundreds of
-    tests before it (a fraction of a second in a fresh process)."""
+    and kernel caches and collects its garbage, slow in a test worker that holds what hundreds of tests left and
+    quick in a fresh process."""
     done = commands.run(["-c", _MISSING_TPU], cwd=ROOT, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.startswith("RunError: --strategy=tpu, --tpu=local: no TPU answered"), done.stdout[-3000:]
